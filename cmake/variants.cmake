@@ -1,0 +1,59 @@
+# The one list of compiled kernel variants.
+#
+# The portable family is the product of the four knob axes below, minus one excluded corner.
+# From this list the build generates (a) one tiny instantiation unit per variant, so variants
+# compile in parallel and a build can select a subset, and (b) variant_table.inc, the runtime
+# table that the CLI, the tuner and the tests iterate (src/kernels/registry.cpp).
+#
+# Select a subset with -DMLALAB_VARIANTS=<regex on the name>, e.g. "h16_t16_w4_s2|h64_.*".
+
+set(MLALAB_BLOCK_H_AXIS 16 32 64)    # heads per CTA: the study's 16, and larger for H = 128
+set(MLALAB_BLOCK_T_AXIS 16 32 64)    # KV tokens per pipeline step
+set(MLALAB_WARPS_AXIS 4 8)
+set(MLALAB_STAGES_AXIS 1 2 3 4)      # cp.async pipeline depth
+
+# Excluded: block_h 64 with 4 warps. Each warp keeps all block_h rows of its d_v columns in
+# registers: 64 · 512 / 128 threads = 256 fp32 accumulators per thread, over the 255-register
+# limit before anything else, so every such variant would spill to local memory.
+set(MLALAB_EXCLUDED_VARIANTS_REGEX "^h64_t[0-9]+_w4_")
+
+set(MLALAB_VARIANTS ".*" CACHE STRING "Regex selecting which kernel variants to compile")
+
+function(mlalab_generate_variants out_sources)
+  set(generated_dir "${CMAKE_BINARY_DIR}/generated")
+  set(table "")
+  set(sources "")
+  set(names "")
+  foreach(block_h IN LISTS MLALAB_BLOCK_H_AXIS)
+    foreach(block_t IN LISTS MLALAB_BLOCK_T_AXIS)
+      foreach(warps IN LISTS MLALAB_WARPS_AXIS)
+        foreach(stages IN LISTS MLALAB_STAGES_AXIS)
+          set(name "h${block_h}_t${block_t}_w${warps}_s${stages}")
+          if(name MATCHES "${MLALAB_EXCLUDED_VARIANTS_REGEX}")
+            continue()
+          endif()
+          if(NOT name MATCHES "${MLALAB_VARIANTS}")
+            continue()
+          endif()
+          set(unit "${generated_dir}/instantiations/${name}.cu")
+          file(CONFIGURE OUTPUT "${unit}" CONTENT
+"// Generated from cmake/variants.cmake: do not edit.
+#include \"kernels/portable/decode.cuh\"
+MLALAB_INSTANTIATE_PORTABLE(${block_h}, ${block_t}, ${warps}, ${stages})
+")
+          list(APPEND sources "${unit}")
+          list(APPEND names "${name}")
+          string(APPEND table "MLALAB_VARIANT(${block_h}, ${block_t}, ${warps}, ${stages})\n")
+        endforeach()
+      endforeach()
+    endforeach()
+  endforeach()
+  if(NOT sources)
+    message(FATAL_ERROR "MLALAB_VARIANTS='${MLALAB_VARIANTS}' selects no variant")
+  endif()
+  file(CONFIGURE OUTPUT "${generated_dir}/variant_table.inc"
+       CONTENT "// Generated from cmake/variants.cmake: do not edit.\n${table}")
+  list(LENGTH names count)
+  message(STATUS "mlalab: ${count} kernel variants selected")
+  set(${out_sources} "${sources}" PARENT_SCOPE)
+endfunction()

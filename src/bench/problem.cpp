@@ -1,0 +1,1 @@
+#include "bench/cuda_raii.h"

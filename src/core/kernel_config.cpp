@@ -1,0 +1,78 @@
+#include "core/kernel_config.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+namespace mlalab {
+namespace {
+
+std::optional<int> parse_int(std::string_view text) {
+  int value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+std::string SplitPolicy::to_string() const {
+  switch (kind) {
+    case Kind::kHeuristic: return "heuristic";
+    case Kind::kFixed: return "fixed:" + std::to_string(value);
+    case Kind::kTargetCtas: return "target_ctas:" + std::to_string(value);
+  }
+  return "?";
+}
+
+std::optional<SplitPolicy> parse_split_policy(std::string_view text, std::string* error) {
+  constexpr int kMaxTargetCtas = 1 << 20;
+  auto fail = [&](std::string why) -> std::optional<SplitPolicy> {
+    if (error) {
+      *error = "split policy '" + std::string(text) + "': " + why +
+               " (allowed: heuristic, fixed:N with N in [1, " + std::to_string(kMaxSplits) +
+               "], target_ctas:T with T in [1, " + std::to_string(kMaxTargetCtas) + "])";
+    }
+    return std::nullopt;
+  };
+  if (text == "heuristic" || text == "default") return SplitPolicy{};
+  const auto colon = text.find(':');
+  if (colon == std::string_view::npos) return fail("unknown form");
+  const auto kind = text.substr(0, colon);
+  const auto number = parse_int(text.substr(colon + 1));
+  if (!number) return fail("value is not an integer");
+  if (kind == "fixed") {
+    if (*number < 1 || *number > kMaxSplits) return fail("N out of range");
+    return SplitPolicy{.kind = SplitPolicy::Kind::kFixed, .value = *number};
+  }
+  if (kind == "target_ctas") {
+    if (*number < 1 || *number > kMaxTargetCtas) return fail("T out of range");
+    return SplitPolicy{.kind = SplitPolicy::Kind::kTargetCtas, .value = *number};
+  }
+  return fail("unknown kind '" + std::string(kind) + "'");
+}
+
+std::string variant_name(const VariantShape& shape) {
+  return fmt::format("h{}_t{}_w{}_s{}", shape.block_h, shape.block_t, shape.warps, shape.stages);
+}
+
+std::optional<VariantShape> parse_variant_name(std::string_view name) {
+  // Four '_'-separated fields, each a letter followed by a number, in the order h t w s.
+  constexpr std::string_view kPrefixes = "htws";
+  int values[4] = {};
+  std::size_t start = 0;
+  for (int field = 0; field < 4; ++field) {
+    const auto end = field == 3 ? name.size() : name.find('_', start);
+    if (end == std::string_view::npos || end <= start + 1 || name[start] != kPrefixes[field]) {
+      return std::nullopt;
+    }
+    const auto number = parse_int(name.substr(start + 1, end - start - 1));
+    if (!number) return std::nullopt;
+    values[field] = *number;
+    start = end + 1;
+  }
+  return VariantShape{.block_h = values[0], .block_t = values[1], .warps = values[2],
+                      .stages = values[3]};
+}
+
+}  // namespace mlalab

@@ -1,0 +1,46 @@
+#pragma once
+// The tunable knobs of one kernel launch, kept apart from the problem (DecodeParams).
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace mlalab {
+
+// How the KV sequence of each (batch, head block) is split across CTAs.
+struct SplitPolicy {
+  enum class Kind {
+    kHeuristic,   // occupancy-aware default, see kernels/split_plan.h
+    kFixed,       // exactly `value` splits (capped so every split has a step of tokens)
+    kTargetCtas,  // smallest split count with batch · head_blocks · splits ≥ value
+  };
+  Kind kind = Kind::kHeuristic;
+  int value = 0;
+
+  std::string to_string() const;  // "heuristic", "fixed:8", "target_ctas:512"
+  bool operator==(const SplitPolicy&) const = default;
+};
+
+// Parses "heuristic", "fixed:N" (N in [1, kMaxSplits]) or "target_ctas:T" (T in [1, 1<<20]).
+// On failure returns nullopt and, when `error` is given, a message naming the allowed forms.
+std::optional<SplitPolicy> parse_split_policy(std::string_view text, std::string* error = nullptr);
+
+constexpr int kMaxSplits = 256;
+
+// The compile-time shape of one portable-family variant; its name encodes it: h16_t16_w4_s2.
+struct VariantShape {
+  int block_h = 0;  // query heads per CTA (rows of the MMA tiles)
+  int block_t = 0;  // KV tokens per pipeline step
+  int warps = 0;
+  int stages = 0;   // cp.async pipeline depth, in KV tiles
+  bool operator==(const VariantShape&) const = default;
+};
+
+std::string variant_name(const VariantShape& shape);
+std::optional<VariantShape> parse_variant_name(std::string_view name);
+
+struct KernelConfig {
+  VariantShape shape;
+  SplitPolicy split;
+};
+
+}  // namespace mlalab

@@ -1,0 +1,76 @@
+#include "kernels/registry.h"
+
+#include <vector>
+
+#include "core/validate.h"
+#include "kernels/portable/traits.h"
+
+namespace mlalab::kernels {
+namespace {
+
+#define MLALAB_VARIANT(kBlockH, kBlockT, kWarps, kStages)                                 \
+  Variant{.name = variant_name(VariantShape{kBlockH, kBlockT, kWarps, kStages}),             \
+          .shape = VariantShape{kBlockH, kBlockT, kWarps, kStages},                          \
+          .handles = portable::variant_handles<kBlockH, kBlockT, kWarps, kStages>()},
+
+const std::vector<Variant>& table() {
+  static const std::vector<Variant> variants = {
+#include "variant_table.inc"
+  };
+  return variants;
+}
+
+#undef MLALAB_VARIANT
+
+}  // namespace
+
+std::span<const Variant> compiled_variants() { return table(); }
+
+const Variant* find_variant(std::string_view name) {
+  for (const auto& variant : table()) {
+    if (variant.name == name) return &variant;
+  }
+  return nullptr;
+}
+
+const Variant* find_variant(const VariantShape& shape) {
+  for (const auto& variant : table()) {
+    if (variant.shape == shape) return &variant;
+  }
+  return nullptr;
+}
+
+cudaError_t max_ctas_per_sm(const Variant& variant, int d_qk, int* ctas) {
+  *ctas = 0;
+  const int smem = portable::decode_smem_bytes(variant.shape, d_qk);
+  cudaFuncAttributes attributes{};
+  if (const auto status = cudaFuncGetAttributes(&attributes, variant.handles.decode_kernel);
+      status != cudaSuccess) {
+    return status;
+  }
+  int device = 0;
+  int optin_limit = 0;
+  if (const auto status = cudaGetDevice(&device); status != cudaSuccess) return status;
+  if (const auto status =
+          cudaDeviceGetAttribute(&optin_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+      status != cudaSuccess) {
+    return status;
+  }
+  if (smem + static_cast<int>(attributes.sharedSizeBytes) > optin_limit) return cudaSuccess;
+  if (const auto status = cudaFuncSetAttribute(variant.handles.decode_kernel,
+                                               cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+      status != cudaSuccess) {
+    return status;
+  }
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas, variant.handles.decode_kernel,
+                                                       threads_of(variant.shape), smem);
+}
+
+cudaError_t launch(const DecodeParams& params, const KernelConfig& config,
+                   const LaunchPlan& plan, void* workspace, cudaStream_t stream) {
+  const Variant* variant = find_variant(config.shape);
+  if (variant == nullptr) return cudaErrorInvalidConfiguration;
+  return variant->handles.launch(params, plan, workspace, stream);
+}
+
+}  // namespace mlalab::kernels

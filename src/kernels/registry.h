@@ -1,0 +1,43 @@
+#pragma once
+// The runtime table of every compiled kernel variant. It is generated from the one list in
+// cmake/variants.cmake (which also generates the instantiation units), so the CLI, the tuner
+// and the tests iterate the same set, and nothing else lists variants by hand.
+#include <cuda_runtime_api.h>
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "core/kernel_config.h"
+#include "kernels/portable/kernel.h"
+#include "kernels/split_plan.h"
+
+namespace mlalab::kernels {
+
+struct Variant {
+  std::string name;  // encodes the shape: h16_t16_w4_s2
+  VariantShape shape;
+  portable::VariantHandles handles;
+};
+
+// Every variant this build compiled (a build may select a subset: MLALAB_VARIANTS).
+std::span<const Variant> compiled_variants();
+
+const Variant* find_variant(std::string_view name);
+const Variant* find_variant(const VariantShape& shape);
+
+// Threads per CTA of a variant.
+constexpr int threads_of(const VariantShape& shape) { return shape.warps * 32; }
+
+// Resident CTAs per SM for the variant at the layout's shared-memory size (needs a GPU);
+// 0 when it cannot launch at all.
+cudaError_t max_ctas_per_sm(const Variant& variant, int d_qk, int* ctas);
+
+// Launch a planned call: picks the variant by config.shape, validates shapes, launches.
+// Returns cudaErrorInvalidValue for a shape the variant does not accept (call
+// validate_shapes first for the message) and cudaErrorInvalidConfiguration for a variant not
+// compiled into this build. Never exits.
+cudaError_t launch(const DecodeParams& params, const KernelConfig& config,
+                   const LaunchPlan& plan, void* workspace, cudaStream_t stream);
+
+}  // namespace mlalab::kernels

@@ -1,0 +1,52 @@
+#include "kernels/split_plan.h"
+
+#include <algorithm>
+
+namespace mlalab::kernels {
+namespace {
+
+int ceil_div(long long a, long long b) { return static_cast<int>((a + b - 1) / b); }
+
+}  // namespace
+
+int choose_num_splits(const SplitPolicy& policy, int batch, int head_blocks, int max_seq_len,
+                      int block_t, const DeviceSlots& slots) {
+  const long long base_ctas = static_cast<long long>(batch) * head_blocks;
+  const int steps = std::max(1, ceil_div(max_seq_len, block_t));
+  int splits = 1;
+  int steps_per_split_floor = 1;
+  switch (policy.kind) {
+    case SplitPolicy::Kind::kFixed:
+      splits = policy.value;
+      break;
+    case SplitPolicy::Kind::kTargetCtas:
+      splits = ceil_div(policy.value, base_ctas);
+      break;
+    case SplitPolicy::Kind::kHeuristic:
+      splits = ceil_div(static_cast<long long>(slots.sm_count) * slots.ctas_per_sm, base_ctas);
+      steps_per_split_floor = kMinTilesPerSplit;
+      break;
+  }
+  const int cap = std::max(1, std::min(kMaxSplits, steps / steps_per_split_floor));
+  return std::clamp(splits, 1, cap);
+}
+
+std::size_t split_workspace_bytes(int num_splits, int batch, int num_heads, int d_v) {
+  if (num_splits <= 1) return 0;
+  const std::size_t rows = static_cast<std::size_t>(num_splits) * batch * num_heads;
+  return rows * (static_cast<std::size_t>(d_v) + 1) * sizeof(float);
+}
+
+LaunchPlan plan_launch(const DecodeParams& params, const KernelConfig& config, int max_seq_len,
+                       const DeviceSlots& slots) {
+  LaunchPlan plan;
+  plan.head_blocks = ceil_div(params.num_heads, config.shape.block_h);
+  plan.num_splits = choose_num_splits(config.split, params.batch, plan.head_blocks, max_seq_len,
+                                      config.shape.block_t, slots);
+  plan.ctas = params.batch * plan.head_blocks * plan.num_splits;
+  plan.workspace_bytes =
+      split_workspace_bytes(plan.num_splits, params.batch, params.num_heads, params.d_v);
+  return plan;
+}
+
+}  // namespace mlalab::kernels

@@ -1,0 +1,46 @@
+#pragma once
+// Host-side planning of a launch, separate from the launch itself (plan, then run): how many
+// splits each sequence's KV range is cut into, and how much workspace the partial results
+// need. Pure functions, tested without a GPU.
+#include <cstddef>
+
+#include "core/decode_params.h"
+#include "core/kernel_config.h"
+
+namespace mlalab::kernels {
+
+// What the plan needs to know about the device. ctas_per_sm is the variant's occupancy
+// (1 when unknown, e.g. on the CPU).
+struct DeviceSlots {
+  int sm_count = 1;
+  int ctas_per_sm = 1;
+};
+
+struct LaunchPlan {
+  int head_blocks = 0;   // ceil(num_heads / block_h)
+  int num_splits = 1;    // KV splits per (batch, head block); 1 writes out/lse directly
+  int ctas = 0;          // batch · head_blocks · num_splits
+  std::size_t workspace_bytes = 0;  // partial out + lse when num_splits > 1, else 0
+};
+
+// Splits for a policy, before the cap:
+//   fixed:N         N
+//   target_ctas:T   the smallest s with batch · head_blocks · s ≥ T
+//   heuristic       target_ctas with T = one full wave (sm_count · ctas_per_sm), but never
+//                   fewer than kMinTilesPerSplit steps of tokens per split, so that the
+//                   per-CTA prologue (loading q) and the combine stay small next to the work.
+// Then capped at kMaxSplits and at the number of block_t steps of the longest sequence, so
+// every split has at least one step of tokens. Always ≥ 1.
+int choose_num_splits(const SplitPolicy& policy, int batch, int head_blocks, int max_seq_len,
+                      int block_t, const DeviceSlots& slots);
+
+constexpr int kMinTilesPerSplit = 4;
+
+// Bytes of the split-KV workspace: fp32 partial out [splits, batch, heads, d_v] followed by
+// fp32 partial lse [splits, batch, heads].
+std::size_t split_workspace_bytes(int num_splits, int batch, int num_heads, int d_v);
+
+LaunchPlan plan_launch(const DecodeParams& params, const KernelConfig& config, int max_seq_len,
+                       const DeviceSlots& slots);
+
+}  // namespace mlalab::kernels

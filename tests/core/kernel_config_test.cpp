@@ -1,0 +1,39 @@
+#include "core/kernel_config.h"
+
+#include <gtest/gtest.h>
+
+namespace mlalab {
+namespace {
+
+TEST(SplitPolicy, ParsesEveryForm) {
+  EXPECT_EQ(parse_split_policy("heuristic")->kind, SplitPolicy::Kind::kHeuristic);
+  const auto fixed = parse_split_policy("fixed:8");
+  ASSERT_TRUE(fixed);
+  EXPECT_EQ(fixed->kind, SplitPolicy::Kind::kFixed);
+  EXPECT_EQ(fixed->value, 8);
+  const auto target = parse_split_policy("target_ctas:512");
+  ASSERT_TRUE(target);
+  EXPECT_EQ(target->kind, SplitPolicy::Kind::kTargetCtas);
+  EXPECT_EQ(target->value, 512);
+  EXPECT_EQ(target->to_string(), "target_ctas:512");
+}
+
+TEST(SplitPolicy, RejectsWithAllowedForms) {
+  for (const char* bad : {"fixed:0", "fixed:257", "fixed:x", "target_ctas:-1", "splits:4", "4"}) {
+    std::string error;
+    EXPECT_FALSE(parse_split_policy(bad, &error)) << bad;
+    EXPECT_NE(error.find("allowed"), std::string::npos) << error;
+  }
+}
+
+TEST(VariantName, RoundTrips) {
+  const VariantShape shape{.block_h = 16, .block_t = 32, .warps = 4, .stages = 2};
+  EXPECT_EQ(variant_name(shape), "h16_t32_w4_s2");
+  EXPECT_EQ(parse_variant_name("h16_t32_w4_s2"), shape);
+  EXPECT_FALSE(parse_variant_name("h16_t32_w4"));
+  EXPECT_FALSE(parse_variant_name("t16_h32_w4_s2"));
+  EXPECT_FALSE(parse_variant_name("h16_t32_w4_s2_"));
+}
+
+}  // namespace
+}  // namespace mlalab
