@@ -1,22 +1,452 @@
 #pragma once
-// PLACEHOLDER while the real kernel is written (replaced within the hour).
+// The portable MLA decode kernel: warp-level bf16 MMA fed by a cp.async multi-stage pipeline.
+// One template, four compile-time knobs (heads per CTA, KV tokens per step, warps, stages);
+// each instantiation is a registry variant. The split-KV partials are merged by combine.cuh.
+//
+// Grid → work: CTA c handles head block  c % head_blocks,
+//                          split          (c / head_blocks) % num_splits,
+//                          batch entry    c / (head_blocks · num_splits).
+// Head blocks are the fastest index so that the CTAs reading the same KV tokens (H = 128 has
+// two or more head blocks) run side by side and share those tokens through L2.
+//
+// Per CTA: load the block_h query rows once; then, for every block_t-token step of its split,
+//   S = Q·Kᵀ (tensor cores) → online softmax (shared memory) → O += P·V (tensor cores),
+// with the next stages-1 KV tiles already in flight; finally normalise O and write it (or
+// the split's partial result).
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cmath>
+
+#include "core/validate.h"
 #include "kernels/portable/kernel.h"
+#include "kernels/portable/primitives.cuh"
 #include "kernels/portable/traits.h"
 
 namespace mlalab::kernels::portable {
 
-template <int kBlockH, int kBlockT, int kWarps, int kStages>
-__global__ void decode_kernel(DecodeParams) {}
+// What every CTA reads besides the problem: the plan, and constants folded on the host.
+struct DecodeArgs {
+  DecodeParams params;
+  int head_blocks;
+  int num_splits;
+  int page_shift;        // log2(page_size)
+  float scale_log2;      // softmax_scale · log2(e): the kernel works in base 2
+  float* partial_out;    // [num_splits, batch, num_heads, d_v] when num_splits > 1
+  float* partial_lse;    // [num_splits, batch, num_heads], natural log
+};
 
 template <int kBlockH, int kBlockT, int kWarps, int kStages>
-cudaError_t launch_variant(const DecodeParams&, const LaunchPlan&, void*, cudaStream_t) {
-  return cudaErrorNotSupported;
+struct Traits {
+  static constexpr VariantShape kShape{
+      .block_h = kBlockH, .block_t = kBlockT, .warps = kWarps, .stages = kStages};
+  static_assert(is_valid_shape(kShape), "variant outside the family's invariants (traits.h)");
+
+  static constexpr int kThreads = kWarps * kWarpSize;
+  static constexpr ScoreWarpLayout kScoreLayout = score_warp_layout(kShape);
+  static constexpr int kWarpMTiles = kBlockH / kMmaM / kScoreLayout.warps_m;
+  static constexpr int kWarpNTiles = kBlockT / kMmaN / kScoreLayout.warps_n;
+
+  static constexpr int kMTiles = kBlockH / kMmaM;
+  static constexpr int kDvTilesPerWarp = kDv / kWarps / kMmaN;
+  static_assert(kDvTilesPerWarp % 2 == 0, "V fragments are loaded two n-tiles at a time");
+  static constexpr int kPvKSteps = kBlockT / kMmaK;
+
+  // Softmax: each head row is owned by a group of adjacent lanes.
+  static constexpr int kSoftmaxThreadsPerRow = kThreads / kBlockH;
+  static constexpr int kSoftmaxColsPerThread = kBlockT / kSoftmaxThreadsPerRow;
+  static_assert(kSoftmaxThreadsPerRow <= kWarpSize && kSoftmaxColsPerThread >= 1);
+
+  static constexpr int kScoreRow = score_row_floats(kBlockT);
+  static constexpr int kProbRow = prob_row_elems(kBlockT);
+};
+
+// Shared memory, carved in the order of plan_smem (traits.h).
+template <typename T>
+struct SmemLayout {
+  bf16* q;            // [block_h][d_qk + pad]
+  bf16* kv;           // [stages][block_t][d_qk + pad]
+  float* scores;      // [warps_k][block_h][block_t + pad]: partial S of each k-slice of warps
+  bf16* probs;        // [block_h][block_t + pad]: P of the current step
+  float* row_rescale; // [block_h]: exp2(m_old − m_new) of the current step
+  float* row_max;     // [block_h]: final running max (base 2)
+  float* row_sum;     // [block_h]: final running sum
+
+  __device__ SmemLayout(unsigned char* base, int d_qk) {
+    const SmemPlan plan = plan_smem(T::kShape, d_qk);
+    q = reinterpret_cast<bf16*>(base);
+    kv = reinterpret_cast<bf16*>(base + plan.q_bytes);
+    scores = reinterpret_cast<float*>(base + plan.q_bytes + plan.kv_bytes);
+    probs = reinterpret_cast<bf16*>(base + plan.q_bytes + plan.kv_bytes + plan.score_bytes);
+    row_rescale = reinterpret_cast<float*>(base + plan.q_bytes + plan.kv_bytes +
+                                           plan.score_bytes + plan.prob_bytes);
+    row_max = row_rescale + T::kShape.block_h;
+    row_sum = row_max + T::kShape.block_h;
+  }
+};
+
+// Copies `rows` rows of d_qk bf16 into padded shared rows, 16 bytes per cp.async. A group of
+// adjacent threads shares each row, so each thread resolves its row's address once.
+// `row_source(r)` returns the row's global address, or nullptr for a masked (zero) row;
+// `any_global` is any mapped global address, which a masked copy names but never reads.
+template <int kThreads, int kRows, typename RowSource>
+__device__ __forceinline__ void load_rows_async(bf16* smem_rows, int d_qk, const bf16* any_global,
+                                                const RowSource& row_source) {
+  static_assert(kThreads % kRows == 0);
+  constexpr int kThreadsPerRow = kThreads / kRows;
+  const int row = threadIdx.x / kThreadsPerRow;
+  const int chunks = d_qk / kChunkElems;
+  const bf16* source = row_source(row);
+  const bool valid = source != nullptr;
+  const std::uint32_t destination = smem_address(smem_rows + row * padded_row_elems(d_qk));
+  for (int chunk = threadIdx.x % kThreadsPerRow; chunk < chunks; chunk += kThreadsPerRow) {
+    const bf16* chunk_source = valid ? source + chunk * kChunkElems : any_global;
+    cp_async_16(destination + chunk * kChunkElems * sizeof(bf16), chunk_source, valid);
+  }
+}
+
+template <int kBlockH, int kBlockT, int kWarps, int kStages>
+__global__ void __launch_bounds__(kWarps * kWarpSize)
+    decode_kernel(const __grid_constant__ DecodeArgs args) {
+  using T = Traits<kBlockH, kBlockT, kWarps, kStages>;
+  const DecodeParams& p = args.params;
+  extern __shared__ __align__(16) unsigned char smem_base[];
+  const SmemLayout<T> smem(smem_base, p.d_qk);
+  const int row_elems = padded_row_elems(p.d_qk);
+
+  // ---- Which work is ours -------------------------------------------------------------
+  const int head_block = blockIdx.x % args.head_blocks;
+  const int split = (blockIdx.x / args.head_blocks) % args.num_splits;
+  const int batch = blockIdx.x / (args.head_blocks * args.num_splits);
+  const int head0 = head_block * kBlockH;
+  const int seq_len = p.seq_lens[batch];
+  const int seq_steps = (seq_len + kBlockT - 1) / kBlockT;
+  const int steps_per_split = (seq_steps + args.num_splits - 1) / args.num_splits;
+  const int step_begin = split * steps_per_split;
+  const int steps = min(seq_steps, step_begin + steps_per_split) - step_begin;
+  const int token_begin = step_begin * kBlockT;
+
+  const int warp = threadIdx.x / kWarpSize;
+  const int lane = threadIdx.x % kWarpSize;
+  const bool split_output = args.num_splits > 1;
+
+  if (steps <= 0) {
+    // No tokens for this split (or an empty sequence): out = 0, lse = −inf. A split partial
+    // only needs its −inf lse: the combine gives it zero weight without reading its out.
+    for (int row = threadIdx.x; row < kBlockH; row += T::kThreads) {
+      const int head = head0 + row;
+      if (head >= p.num_heads) continue;
+      const long long row_index = static_cast<long long>(batch) * p.num_heads + head;
+      if (split_output) {
+        args.partial_lse[static_cast<long long>(split) * p.batch * p.num_heads + row_index] =
+            -INFINITY;
+      } else {
+        p.lse[row_index] = -INFINITY;
+      }
+    }
+    if (!split_output) {
+      const int vectors_per_row = p.d_v / kChunkElems;
+      for (int i = threadIdx.x; i < kBlockH * vectors_per_row; i += T::kThreads) {
+        const int head = head0 + i / vectors_per_row;
+        if (head >= p.num_heads) continue;
+        bf16* out_row = p.out + batch * p.out_batch_stride + head * p.out_head_stride;
+        reinterpret_cast<uint4*>(out_row)[i % vectors_per_row] = make_uint4(0, 0, 0, 0);
+      }
+    }
+    return;
+  }
+
+  // ---- Pipeline prologue: q, then the first stages-1 KV tiles ---------------------------
+  const std::int32_t* page_row = p.page_table + batch * p.page_table_stride;
+  const int page_mask = (1 << args.page_shift) - 1;
+  auto kv_row_of_step = [&](int step) {
+    return [&, step](int row) -> const bf16* {
+      const int token = token_begin + step * kBlockT + row;
+      if (token >= seq_len) return nullptr;
+      const int page = page_row[token >> args.page_shift];
+      // Validation guarantees the page is in range; the check keeps a caller that skipped
+      // validation from reading outside the cache.
+      if (static_cast<unsigned>(page) >= static_cast<unsigned>(p.num_pages)) return nullptr;
+      return p.kv_cache + page * p.kv_page_stride + (token & page_mask) * p.kv_row_stride;
+    };
+  };
+  auto load_kv_step = [&](int step) {
+    if (step < steps) {
+      load_rows_async<T::kThreads, kBlockT>(smem.kv + (step % kStages) * kBlockT * row_elems,
+                                            p.d_qk, p.kv_cache, kv_row_of_step(step));
+    }
+    cp_async_commit();  // an empty group keeps the wait counts uniform at the tail
+  };
+
+  load_rows_async<T::kThreads, kBlockH>(smem.q, p.d_qk, p.q, [&](int row) -> const bf16* {
+    const int head = head0 + row;
+    return head < p.num_heads ? p.q + batch * p.q_batch_stride + head * p.q_head_stride : nullptr;
+  });
+  for (int step = 0; step < kStages - 1; ++step) load_kv_step(step);
+
+  // ---- Per-thread state ----------------------------------------------------------------
+  // O accumulators: this warp's kDv / kWarps columns, all block_h rows.
+  float out_acc[T::kMTiles][T::kDvTilesPerWarp][4];
+#pragma unroll
+  for (int m = 0; m < T::kMTiles; ++m)
+#pragma unroll
+    for (int n = 0; n < T::kDvTilesPerWarp; ++n)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) out_acc[m][n][i] = 0.0f;
+
+  // Online-softmax state of the row this thread helps own (same value in the row's lanes).
+  const int softmax_row = threadIdx.x / T::kSoftmaxThreadsPerRow;
+  const int softmax_lane = threadIdx.x % T::kSoftmaxThreadsPerRow;
+  float running_max = -INFINITY;  // base-2 logits
+  float running_sum = 0.0f;
+
+  // Where this warp sits in the S = Q·Kᵀ product.
+  const int score_warp_m = warp % T::kScoreLayout.warps_m;
+  const int score_warp_n = (warp / T::kScoreLayout.warps_m) % T::kScoreLayout.warps_n;
+  const int score_warp_k = warp / (T::kScoreLayout.warps_m * T::kScoreLayout.warps_n);
+  const int k_steps_per_warp = p.d_qk / kMmaK / T::kScoreLayout.warps_k;
+  const int k_begin = score_warp_k * k_steps_per_warp * kMmaK;
+
+  // ldmatrix lane addressing: A (row-major 16×16) takes rows lane%16, column half lane/16;
+  // B from K rows (tokens) takes token lane%8, column half (lane/8)%2.
+  const int a_row = lane % 16;
+  const int a_col = (lane / 16) * 8;
+  const int b_row = lane % 8;
+  const int b_col = ((lane / 8) % 2) * 8;
+
+  for (int step = 0; step < steps; ++step) {
+    // Everyone is done with step-1 (its KV stage, scores and probs), so the stage it used
+    // may be refilled with step + stages − 1 while this step's tile lands.
+    __syncthreads();
+    load_kv_step(step + kStages - 1);
+    cp_async_wait<kStages - 1>();
+    __syncthreads();
+    const bf16* kv_tile = smem.kv + (step % kStages) * kBlockT * row_elems;
+
+    // ---- S = Q·Kᵀ over this warp's slice of d_qk -------------------------------------
+    float score_acc[T::kWarpMTiles][T::kWarpNTiles][4] = {};
+#pragma unroll 2
+    for (int k = k_begin; k < k_begin + k_steps_per_warp * kMmaK; k += kMmaK) {
+      std::uint32_t a_frag[T::kWarpMTiles][4];
+#pragma unroll
+      for (int m = 0; m < T::kWarpMTiles; ++m) {
+        const int row = (score_warp_m * T::kWarpMTiles + m) * kMmaM + a_row;
+        ldmatrix_x4(a_frag[m], smem_address(smem.q + row * row_elems + k + a_col));
+      }
+#pragma unroll
+      for (int n = 0; n < T::kWarpNTiles; ++n) {
+        const int token = (score_warp_n * T::kWarpNTiles + n) * kMmaN + b_row;
+        std::uint32_t b_frag[2];
+        ldmatrix_x2(b_frag, smem_address(kv_tile + token * row_elems + k + b_col));
+#pragma unroll
+        for (int m = 0; m < T::kWarpMTiles; ++m) mma_bf16_16816(score_acc[m][n], a_frag[m], b_frag);
+      }
+    }
+    // Partial scores to shared memory; the k-slices are summed by the softmax below.
+    float* score_slice = smem.scores + score_warp_k * kBlockH * T::kScoreRow;
+#pragma unroll
+    for (int m = 0; m < T::kWarpMTiles; ++m) {
+#pragma unroll
+      for (int n = 0; n < T::kWarpNTiles; ++n) {
+        const int row = (score_warp_m * T::kWarpMTiles + m) * kMmaM + lane / 4;
+        const int col = (score_warp_n * T::kWarpNTiles + n) * kMmaN + (lane % 4) * 2;
+        *reinterpret_cast<float2*>(score_slice + row * T::kScoreRow + col) =
+            make_float2(score_acc[m][n][0], score_acc[m][n][1]);
+        *reinterpret_cast<float2*>(score_slice + (row + 8) * T::kScoreRow + col) =
+            make_float2(score_acc[m][n][2], score_acc[m][n][3]);
+      }
+    }
+    __syncthreads();
+
+    // ---- Online softmax, one head row per group of kSoftmaxThreadsPerRow lanes --------
+    {
+      const int valid_cols = min(kBlockT, seq_len - (token_begin + step * kBlockT));
+      float logits[T::kSoftmaxColsPerThread];
+      float step_max = -INFINITY;
+#pragma unroll
+      for (int i = 0; i < T::kSoftmaxColsPerThread; ++i) {
+        const int col = softmax_lane + i * T::kSoftmaxThreadsPerRow;
+        float score = 0.0f;
+#pragma unroll
+        for (int slice = 0; slice < T::kScoreLayout.warps_k; ++slice) {
+          score += smem.scores[(slice * kBlockH + softmax_row) * T::kScoreRow + col];
+        }
+        logits[i] = col < valid_cols ? score * args.scale_log2 : -INFINITY;
+        step_max = fmaxf(step_max, logits[i]);
+      }
+#pragma unroll
+      for (int offset = T::kSoftmaxThreadsPerRow / 2; offset > 0; offset /= 2) {
+        step_max = fmaxf(step_max, __shfl_xor_sync(0xffffffffu, step_max, offset));
+      }
+      // Every step has at least one valid token, so new_max is finite.
+      const float new_max = fmaxf(running_max, step_max);
+      const float rescale = exp2f(running_max - new_max);
+      float step_sum = 0.0f;
+#pragma unroll
+      for (int i = 0; i < T::kSoftmaxColsPerThread; ++i) {
+        const int col = softmax_lane + i * T::kSoftmaxThreadsPerRow;
+        const float prob = exp2f(logits[i] - new_max);
+        step_sum += prob;
+        const __nv_bfloat16_raw prob_bf16 = __float2bfloat16_rn(prob);
+        smem.probs[softmax_row * T::kProbRow + col] = bf16{prob_bf16.x};
+      }
+#pragma unroll
+      for (int offset = T::kSoftmaxThreadsPerRow / 2; offset > 0; offset /= 2) {
+        step_sum += __shfl_xor_sync(0xffffffffu, step_sum, offset);
+      }
+      running_sum = running_sum * rescale + step_sum;
+      running_max = new_max;
+      if (softmax_lane == 0) smem.row_rescale[softmax_row] = rescale;
+    }
+    __syncthreads();
+
+    // ---- O = O · rescale + P·V over this warp's d_v columns ---------------------------
+#pragma unroll
+    for (int m = 0; m < T::kMTiles; ++m) {
+      const float rescale_low = smem.row_rescale[m * kMmaM + lane / 4];
+      const float rescale_high = smem.row_rescale[m * kMmaM + lane / 4 + 8];
+#pragma unroll
+      for (int n = 0; n < T::kDvTilesPerWarp; ++n) {
+        out_acc[m][n][0] *= rescale_low;
+        out_acc[m][n][1] *= rescale_low;
+        out_acc[m][n][2] *= rescale_high;
+        out_acc[m][n][3] *= rescale_high;
+      }
+    }
+    const int dv_begin = warp * T::kDvTilesPerWarp * kMmaN;
+#pragma unroll
+    for (int kk = 0; kk < T::kPvKSteps; ++kk) {
+      std::uint32_t p_frag[T::kMTiles][4];
+#pragma unroll
+      for (int m = 0; m < T::kMTiles; ++m) {
+        ldmatrix_x4(p_frag[m], smem_address(smem.probs + (m * kMmaM + a_row) * T::kProbRow +
+                                            kk * kMmaK + a_col));
+      }
+#pragma unroll
+      for (int n = 0; n < T::kDvTilesPerWarp; n += 2) {
+        // Transposed load of V (tokens × d_v, row-major) as the col-major B operand: lanes
+        // 0-7 / 8-15 address tokens 0-7 / 8-15 of column block n, lanes 16-31 block n+1.
+        const int token = kk * kMmaK + (lane % 8) + ((lane / 8) % 2) * 8;
+        const int column = dv_begin + (n + lane / 16) * kMmaN;
+        std::uint32_t v_frag[4];
+        ldmatrix_x4_trans(v_frag, smem_address(kv_tile + token * row_elems + column));
+        const std::uint32_t v_low[2] = {v_frag[0], v_frag[1]};
+        const std::uint32_t v_high[2] = {v_frag[2], v_frag[3]};
+#pragma unroll
+        for (int m = 0; m < T::kMTiles; ++m) {
+          mma_bf16_16816(out_acc[m][n], p_frag[m], v_low);
+          mma_bf16_16816(out_acc[m][n + 1], p_frag[m], v_high);
+        }
+      }
+    }
+  }
+
+  // ---- Epilogue: normalise and write --------------------------------------------------
+  if (softmax_lane == 0) {
+    smem.row_max[softmax_row] = running_max;
+    smem.row_sum[softmax_row] = running_sum;
+  }
+  __syncthreads();
+
+  constexpr float kLn2 = 0.69314718055994530942f;
+  constexpr float kLog2e = 1.44269504088896340736f;
+  const long long split_offset = static_cast<long long>(split) * p.batch * p.num_heads;
+#pragma unroll
+  for (int m = 0; m < T::kMTiles; ++m) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int row = m * kMmaM + lane / 4 + half * 8;
+      const int head = head0 + row;
+      if (head >= p.num_heads) continue;
+      const float row_max = smem.row_max[row];
+      const float row_sum = smem.row_sum[row];
+      const long long row_index = static_cast<long long>(batch) * p.num_heads + head;
+      float denominator = row_sum;
+      // The sink joins the denominator once, in the final result (the combine adds it for
+      // split launches).
+      if (!split_output && p.sink_logits != nullptr) {
+        denominator += exp2f(p.sink_logits[head] * kLog2e - row_max);
+      }
+      const float inverse = 1.0f / denominator;
+      const int col0 = warp * T::kDvTilesPerWarp * kMmaN + (lane % 4) * 2;
+      if (split_output) {
+        float* out_row = args.partial_out + (split_offset + row_index) * p.d_v;
+#pragma unroll
+        for (int n = 0; n < T::kDvTilesPerWarp; ++n) {
+          *reinterpret_cast<float2*>(out_row + col0 + n * kMmaN) =
+              make_float2(out_acc[m][n][half * 2] * inverse, out_acc[m][n][half * 2 + 1] * inverse);
+        }
+      } else {
+        bf16* out_row = p.out + batch * p.out_batch_stride + head * p.out_head_stride;
+#pragma unroll
+        for (int n = 0; n < T::kDvTilesPerWarp; ++n) {
+          *reinterpret_cast<std::uint32_t*>(out_row + col0 + n * kMmaN) = pack_bf16x2(
+              out_acc[m][n][half * 2] * inverse, out_acc[m][n][half * 2 + 1] * inverse);
+        }
+      }
+      if (warp == 0 && lane % 4 == 0) {
+        const float lse = (row_max + log2f(row_sum)) * kLn2;
+        if (split_output) {
+          args.partial_lse[split_offset + row_index] = lse;
+        } else {
+          p.lse[row_index] = lse;
+        }
+      }
+    }
+  }
+}
+
+template <int kBlockH, int kBlockT, int kWarps, int kStages>
+cudaError_t launch_variant(const DecodeParams& params, const LaunchPlan& plan, void* workspace,
+                           cudaStream_t stream) {
+  using T = Traits<kBlockH, kBlockT, kWarps, kStages>;
+  constexpr auto kernel = decode_kernel<kBlockH, kBlockT, kWarps, kStages>;
+  const bool plan_matches = plan.num_splits >= 1 && plan.num_splits <= kMaxSplits &&
+                            plan.head_blocks == (params.num_heads + kBlockH - 1) / kBlockH &&
+                            plan.ctas == params.batch * plan.head_blocks * plan.num_splits;
+  if (validate_shapes(params) || !plan_matches || (plan.num_splits > 1 && workspace == nullptr)) {
+    return cudaErrorInvalidValue;
+  }
+
+  // Raise the kernel's dynamic shared-memory limit once per size (not a stream operation, so
+  // it is also safe while a graph is being captured).
+  const int smem_bytes = plan_smem(T::kShape, params.d_qk).total_bytes;
+  static std::atomic<int> configured_smem_bytes{0};
+  if (smem_bytes > configured_smem_bytes.load()) {
+    if (const auto status = cudaFuncSetAttribute(
+            kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
+        status != cudaSuccess) {
+      return status;
+    }
+    configured_smem_bytes.store(smem_bytes);
+  }
+
+  DecodeArgs args{.params = params,
+                  .head_blocks = plan.head_blocks,
+                  .num_splits = plan.num_splits,
+                  .page_shift = __builtin_ctz(static_cast<unsigned>(params.page_size)),
+                  .scale_log2 = params.softmax_scale * 1.44269504088896340736f,
+                  .partial_out = nullptr,
+                  .partial_lse = nullptr};
+  if (plan.num_splits > 1) {
+    const std::size_t rows =
+        static_cast<std::size_t>(plan.num_splits) * params.batch * params.num_heads;
+    args.partial_out = static_cast<float*>(workspace);
+    args.partial_lse = args.partial_out + rows * params.d_v;
+  }
+  kernel<<<plan.ctas, T::kThreads, smem_bytes, stream>>>(args);
+  if (const auto status = cudaGetLastError(); status != cudaSuccess) return status;
+  if (plan.num_splits > 1) {
+    return launch_combine(params, plan.num_splits, args.partial_out, args.partial_lse, stream);
+  }
+  return cudaSuccess;
 }
 
 template <int kBlockH, int kBlockT, int kWarps, int kStages>
 VariantHandles variant_handles() {
-  return {&launch_variant<kBlockH, kBlockT, kWarps, kStages>,
-          reinterpret_cast<const void*>(&decode_kernel<kBlockH, kBlockT, kWarps, kStages>)};
+  return {.launch = &launch_variant<kBlockH, kBlockT, kWarps, kStages>,
+          .decode_kernel =
+              reinterpret_cast<const void*>(&decode_kernel<kBlockH, kBlockT, kWarps, kStages>)};
 }
 
 }  // namespace mlalab::kernels::portable

@@ -20,6 +20,11 @@ struct VariantHandles {
 template <int kBlockH, int kBlockT, int kWarps, int kStages>
 VariantHandles variant_handles();
 
+// Merges the num_splits partial results of a split-KV launch (LSE-weighted, adding the sink
+// to the denominator) into out and lse. Defined in combine.cu; one kernel for every variant.
+cudaError_t launch_combine(const DecodeParams& params, int num_splits, const float* partial_out,
+                           const float* partial_lse, cudaStream_t stream);
+
 // Dynamic shared memory of the decode kernel for a layout width, from traits.h.
 int decode_smem_bytes(const VariantShape& shape, int d_qk);
 

@@ -25,27 +25,29 @@ constexpr int kScorePadFloats = 8;
 // Probability rows are read by ldmatrix; 8 extra bf16 make their 8-row reads conflict-free.
 constexpr int kProbPadElems = 8;
 
-// How the warps share S = Q·Kᵀ (block_h × block_t, reduced over d_qk): first across the
-// token columns, then across head rows, and whatever warps remain split the d_qk reduction
-// (their partial sums meet in shared memory).
+// How the warps share S = Q·Kᵀ (block_h × block_t, reduced over d_qk): first across head
+// rows, then across token columns, and whatever warps remain split the d_qk reduction (their
+// partial sums meet in shared memory). Rows first: a warp then holds one Q fragment per k-step
+// and several K fragments, which halves the ldmatrix traffic of the large tiles compared with
+// the other order (K fragments come two n-tiles per ldmatrix.x4, Q fragments one m-tile).
 struct ScoreWarpLayout {
-  int warps_n;
   int warps_m;
+  int warps_n;
   int warps_k;
 };
 
-constexpr ScoreWarpLayout score_warp_layout(const VariantShape& shape) {
-  const int n_tiles = shape.block_t / kMmaN;
+constexpr ScoreWarpLayout score_warp_layout(VariantShape shape) {
   const int m_tiles = shape.block_h / kMmaM;
-  const int warps_n = shape.warps < n_tiles ? shape.warps : n_tiles;
-  const int rest = shape.warps / warps_n;
-  const int warps_m = rest < m_tiles ? rest : m_tiles;
-  return {.warps_n = warps_n, .warps_m = warps_m, .warps_k = rest / warps_m};
+  const int n_tiles = shape.block_t / kMmaN;
+  const int warps_m = shape.warps < m_tiles ? shape.warps : m_tiles;
+  const int rest = shape.warps / warps_m;
+  const int warps_n = rest < n_tiles ? rest : n_tiles;
+  return {.warps_m = warps_m, .warps_n = warps_n, .warps_k = rest / warps_n};
 }
 
 // O = P·V (block_h × d_v) is split across warps by d_v columns; every warp keeps all block_h
 // rows of its columns in fp32 registers for the whole KV loop.
-constexpr int output_accumulators_per_thread(const VariantShape& shape) {
+constexpr int output_accumulators_per_thread(VariantShape shape) {
   return shape.block_h * kDv / (shape.warps * kWarpSize);
 }
 
@@ -65,7 +67,7 @@ constexpr int score_row_floats(int block_t) { return block_t + kScorePadFloats; 
 constexpr int prob_row_elems(int block_t) { return block_t + kProbPadElems; }
 constexpr int kRowStateFloats = 3;
 
-constexpr SmemPlan plan_smem(const VariantShape& shape, int d_qk) {
+constexpr SmemPlan plan_smem(VariantShape shape, int d_qk) {
   constexpr int kBf16Bytes = 2;
   constexpr int kFloatBytes = 4;
   SmemPlan plan{};
@@ -83,7 +85,7 @@ constexpr SmemPlan plan_smem(const VariantShape& shape, int d_qk) {
 
 // The invariants every compiled variant must satisfy; the kernel static_asserts this and
 // the registry refuses shapes that fail it.
-constexpr bool is_valid_shape(const VariantShape& shape) {
+constexpr bool is_valid_shape(VariantShape shape) {
   const auto layout = score_warp_layout(shape);
   const bool pow2_heads = shape.block_h == 16 || shape.block_h == 32 || shape.block_h == 64;
   const bool pow2_tokens = shape.block_t == 16 || shape.block_t == 32 || shape.block_t == 64;
