@@ -13,22 +13,30 @@ int choose_num_splits(const SplitPolicy& policy, int batch, int head_blocks, int
                       int block_t, const DeviceSlots& slots) {
   const long long base_ctas = static_cast<long long>(batch) * head_blocks;
   const int steps = std::max(1, ceil_div(max_seq_len, block_t));
-  int splits = 1;
-  int steps_per_split_floor = 1;
+  const int cap = std::min(kMaxSplits, steps);
   switch (policy.kind) {
     case SplitPolicy::Kind::kFixed:
-      splits = policy.value;
-      break;
+      return std::clamp(policy.value, 1, cap);
     case SplitPolicy::Kind::kTargetCtas:
-      splits = ceil_div(policy.value, base_ctas);
-      break;
+      return std::clamp(ceil_div(policy.value, base_ctas), 1, cap);
     case SplitPolicy::Kind::kHeuristic:
-      splits = ceil_div(static_cast<long long>(slots.sm_count) * slots.ctas_per_sm, base_ctas);
-      steps_per_split_floor = kMinTilesPerSplit;
       break;
   }
-  const int cap = std::max(1, std::min(kMaxSplits, steps / steps_per_split_floor));
-  return std::clamp(splits, 1, cap);
+  const long long slots_per_wave =
+      std::max(1LL, static_cast<long long>(slots.sm_count) * slots.ctas_per_sm);
+  const int heuristic_cap = std::max(1, std::min({kMaxHeuristicSplits, cap,
+                                                  steps / kMinTilesPerSplit}));
+  int best_splits = 1;
+  long long best_cost = -1;
+  for (int splits = 1; splits <= heuristic_cap; ++splits) {
+    const long long waves = (base_ctas * splits + slots_per_wave - 1) / slots_per_wave;
+    const long long cost = waves * (ceil_div(steps, splits) + kPrologueSteps);
+    if (best_cost < 0 || cost < best_cost) {
+      best_cost = cost;
+      best_splits = splits;
+    }
+  }
+  return best_splits;
 }
 
 std::size_t split_workspace_bytes(int num_splits, int batch, int num_heads, int d_v) {

@@ -23,18 +23,28 @@ struct LaunchPlan {
   std::size_t workspace_bytes = 0;  // partial out + lse when num_splits > 1, else 0
 };
 
-// Splits for a policy, before the cap:
+// Splits for a policy:
 //   fixed:N         N
 //   target_ctas:T   the smallest s with batch · head_blocks · s ≥ T
-//   heuristic       target_ctas with T = one full wave (sm_count · ctas_per_sm), but never
-//                   fewer than kMinTilesPerSplit steps of tokens per split, so that the
-//                   per-CTA prologue (loading q) and the combine stay small next to the work.
-// Then capped at kMaxSplits and at the number of block_t steps of the longest sequence, so
-// every split has at least one step of tokens. Always ≥ 1.
+//   heuristic       the s that minimises a wave model of the kernel's time,
+//                     waves(s) · (steps per split + kPrologueSteps),
+//                     waves(s) = ceil(batch · head_blocks · s / (sm_count · ctas_per_sm)),
+//                   i.e. it fills whole waves of resident CTAs and stops splitting when a
+//                   longer tail of partial waves or the per-CTA prologue (loading q, writing
+//                   the partial result) would cost more than the shorter splits save. Its
+//                   splits are kept to ≥ kMinTilesPerSplit steps of tokens and ≤
+//                   kMaxHeuristicSplits (the combine reads every split's partial row).
+//                   Ties go to fewer splits (less combine work).
+// Every policy is then capped at kMaxSplits and at the number of block_t steps of the
+// longest sequence, so every split has at least one step of tokens. Always ≥ 1.
 int choose_num_splits(const SplitPolicy& policy, int batch, int head_blocks, int max_seq_len,
                       int block_t, const DeviceSlots& slots);
 
 constexpr int kMinTilesPerSplit = 4;
+constexpr int kMaxHeuristicSplits = 128;
+// The fixed cost of a CTA (loading block_h rows of q, the epilogue), in KV steps; q rows are
+// as wide as KV rows and block_h is about block_t, so about one step each.
+constexpr int kPrologueSteps = 2;
 
 // Bytes of the split-KV workspace: fp32 partial out [splits, batch, heads, d_v] followed by
 // fp32 partial lse [splits, batch, heads].
