@@ -1,1 +1,69 @@
-int main() { return 0; }
+// mlalab: the command-line entry. Composes the subcommands; every failure ends here as a
+// message on stderr and exit status 2, never as an abort.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <exception>
+
+#include "bench/cuda_raii.h"
+#include "cli/bench_command.h"
+#include "cli/configs_command.h"
+
+#ifndef MLALAB_VERSION
+#define MLALAB_VERSION "0.1"  // CMakeLists.txt's project() version when not passed in
+#endif
+
+namespace {
+
+constexpr int kExitError = 2;
+
+constexpr const char* kDescription =
+    "mlalab: the lab for tuning LLM decode attention: MLA (DeepSeek multi-head latent\n"
+    "attention) over a paged latent KV cache, in the V3 (rows of 576 = 512 latent + 64 rope)\n"
+    "and V4 (512 = 448 + 64) layouts.\n"
+    "\n"
+    "It ships a family of CUDA decode kernels whose occupancy knobs are run-time choices: the\n"
+    "tile shape (heads and KV tokens per CTA, warps, pipeline stages) picks one of the compiled\n"
+    "variants, the split policy picks how many CTAs share a sequence. It prunes the variants\n"
+    "that cannot run well on a GPU (shared memory, register spills, occupancy), and it checks\n"
+    "every variant against a reference before timing it.\n";
+
+constexpr const char* kFooter =
+    "Examples:\n"
+    "  mlalab configs                      the compiled variants and their resources\n"
+    "  mlalab configs --smem-limit 101376  ... and which ones a 99 KiB GPU prunes\n"
+    "  mlalab bench                        validate and time the default variant\n"
+    "  mlalab bench --variant all --batch 1,64 --context 4096 --json results.json\n"
+    "\n"
+    "Run 'mlalab <subcommand> --help' for a subcommand's options.\n"
+    "Exit status: 0 success; 1 a run failed (e.g. a variant did not match the reference);\n"
+    "2 a usage error, or an error that stopped mlalab.";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{kDescription, "mlalab"};
+  app.footer(kFooter);
+  app.set_version_flag("--version", fmt::format("mlalab {} (commit {})", MLALAB_VERSION,
+                                                MLALAB_GIT_COMMIT));
+  app.require_subcommand(1);
+
+  int exit_code = 0;
+  mlalab::cli::add_configs_command(app, exit_code);
+  mlalab::cli::add_bench_command(app, exit_code);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    // --help and --version arrive here too, with exit code 0.
+    const int status = app.exit(error);
+    return status == 0 ? 0 : kExitError;
+  } catch (const mlalab::bench::CudaError& error) {
+    fmt::print(stderr, "mlalab: CUDA error: {}\n", error.what());
+    return kExitError;
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "mlalab: error: {}\n", error.what());
+    return kExitError;
+  }
+  return exit_code;
+}

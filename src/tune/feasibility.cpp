@@ -1,1 +1,126 @@
-#include "kernels/registry.h"
+#include "tune/feasibility.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "kernels/portable/traits.h"
+
+namespace mlalab::tune {
+namespace {
+
+constexpr const char* kSmemRule = "shared memory (no limit: no GPU and no override)";
+
+std::string join(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string joined;
+  for (const auto& part : parts) {
+    if (!joined.empty()) joined += separator;
+    joined += part;
+  }
+  return joined;
+}
+
+}  // namespace
+
+std::string group_thousands(long long value) {
+  const std::string digits = std::to_string(value < 0 ? -value : value);
+  std::string grouped = value < 0 ? "-" : "";
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) grouped.push_back(',');
+    grouped.push_back(digits[i]);
+  }
+  return grouped;
+}
+
+bool Feasibility::smem_unchecked() const {
+  return feasible && std::find(unchecked.begin(), unchecked.end(), kSmemRule) != unchecked.end();
+}
+
+Feasibility judge(const ResourceUsage& usage, std::optional<GpuLimits> limits,
+                  std::optional<int> smem_limit_override) {
+  Feasibility verdict;
+  std::vector<std::string> failures;
+
+  // Shared memory: the stricter of the two limits, named so the user knows which one bit.
+  std::optional<int> smem_limit;
+  const char* limit_source = "";
+  if (limits) {
+    smem_limit = limits->smem_optin_bytes;
+    limit_source = "the GPU's opt-in limit";
+  }
+  if (smem_limit_override && (!smem_limit || *smem_limit_override < *smem_limit)) {
+    smem_limit = smem_limit_override;
+    limit_source = "requested limit";
+  }
+  const long long smem_total = static_cast<long long>(usage.smem_bytes) + usage.static_smem_bytes;
+  if (!smem_limit) {
+    verdict.unchecked.emplace_back(kSmemRule);
+  } else if (smem_total > *smem_limit) {
+    const std::string static_part =
+        usage.static_smem_bytes > 0
+            ? fmt::format(" ({} dynamic + {} static)", group_thousands(usage.smem_bytes),
+                          group_thousands(usage.static_smem_bytes))
+            : "";
+    failures.push_back(fmt::format("needs {} B of shared memory{}, limit {} B ({})",
+                                   group_thousands(smem_total), static_part,
+                                   group_thousands(*smem_limit), limit_source));
+  }
+
+  if (!usage.spill_bytes) {
+    verdict.unchecked.emplace_back("spills (no GPU)");
+  } else if (*usage.spill_bytes > 0) {
+    failures.push_back(
+        fmt::format("spills {} B/thread to local memory", group_thousands(*usage.spill_bytes)));
+  }
+
+  if (!usage.regs) {
+    verdict.unchecked.emplace_back("registers (no GPU)");
+  } else if (limits) {
+    if (*usage.regs > limits->max_regs_per_thread) {
+      failures.push_back(fmt::format("uses {} registers/thread, limit {}", *usage.regs,
+                                     limits->max_regs_per_thread));
+    } else if (usage.threads > 0 &&
+               static_cast<long long>(*usage.regs) * usage.threads > limits->regs_per_sm) {
+      failures.push_back(fmt::format("0 CTAs fit per SM: {} threads × {} registers > {} per SM",
+                                     usage.threads, *usage.regs,
+                                     group_thousands(limits->regs_per_sm)));
+    }
+  }
+
+  if (!usage.max_ctas_per_sm) {
+    verdict.unchecked.emplace_back("occupancy (no GPU)");
+  } else if (*usage.max_ctas_per_sm <= 0 && failures.empty()) {
+    failures.emplace_back("0 CTAs fit per SM");
+  }
+
+  verdict.feasible = failures.empty();
+  verdict.reason = join(failures, "; ");
+  return verdict;
+}
+
+ResourceUsage planned_usage(const VariantShape& shape, int d_qk) {
+  ResourceUsage usage;
+  usage.smem_bytes = kernels::portable::plan_smem(shape, d_qk).total_bytes;
+  usage.threads = kernels::threads_of(shape);
+  return usage;
+}
+
+cudaError_t query_usage(const kernels::Variant& variant, int d_qk, ResourceUsage* usage) {
+  *usage = planned_usage(variant.shape, d_qk);
+  cudaFuncAttributes attributes{};
+  if (const auto status = cudaFuncGetAttributes(&attributes, variant.handles.decode_kernel);
+      status != cudaSuccess) {
+    return status;
+  }
+  int ctas = 0;
+  if (const auto status = kernels::max_ctas_per_sm(variant, d_qk, &ctas); status != cudaSuccess) {
+    return status;
+  }
+  usage->static_smem_bytes = static_cast<int>(attributes.sharedSizeBytes);
+  usage->regs = attributes.numRegs;
+  usage->spill_bytes = static_cast<int>(attributes.localSizeBytes);
+  usage->max_ctas_per_sm = ctas;
+  return cudaSuccess;
+}
+
+}  // namespace mlalab::tune

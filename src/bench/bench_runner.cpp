@@ -1,0 +1,558 @@
+#include "bench/bench_runner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <numeric>
+#include <ostream>
+#include <span>
+#include <stdexcept>
+#include <thread>
+
+#include "bench/bandwidth.h"
+#include "bench/check.h"
+#include "bench/cuda_raii.h"
+#include "bench/device_info.h"
+#include "bench/median.h"
+#include "bench/problem.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "kernels/reference/reference.h"
+#include "kernels/registry.h"
+#include "kernels/split_plan.h"
+
+namespace mlalab::bench {
+namespace {
+
+constexpr std::size_t kBf16Bytes = sizeof(bf16);
+constexpr double kBytesPerGB = 1e9;
+constexpr double kFlopsPerTflop = 1e12;
+constexpr double kMicrosPerSecond = 1e6;
+constexpr double kMicrosPerMilli = 1e3;
+constexpr double kPercent = 100.0;
+constexpr int kFlopsPerMac = 2;
+// L2 must hold none of a call's KV when it starts: the replicas together span this many L2s.
+constexpr std::size_t kL2SpanFactor = 4;
+// Replays before timing: the first pays for instantiation upload and clock ramp-up.
+constexpr int kWarmupReplays = 3;
+// Replica offsets keep cudaMalloc's own alignment, so every replica is laid out exactly like
+// a separate allocation (the kernels need at least 16-byte alignment).
+constexpr std::size_t kReplicaAlignBytes = 256;
+
+std::size_t round_up(std::size_t value, std::size_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+bool is_power_of_two(int value) { return value > 0 && (value & (value - 1)) == 0; }
+
+std::string compiled_names() {
+  std::string names;
+  for (const auto& variant : kernels::compiled_variants()) {
+    names += (names.empty() ? "" : ", ") + variant.name;
+  }
+  return names;
+}
+
+void report_progress(std::ostream* progress, const std::string& line) {
+  if (progress) *progress << line << std::endl;
+}
+
+std::string row_progress(const BenchRow& row, std::size_t index, std::size_t total) {
+  std::string line = fmt::format("[{}/{}] {} B={} L={}: ", index, total, row.variant, row.batch,
+                                 row.context);
+  if (row.status != RowStatus::kOk) return line + row.status_text();
+  line += fmt::format("{:.1f} us, {:.4g} GB/s", row.us, row.gbps);
+  if (row.pct_read_bw) line += fmt::format(" ({:.1f}% of read)", *row.pct_read_bw);
+  line += fmt::format(", {} samples, splits {}", row.samples, row.splits);
+  return line;
+}
+
+ProblemSpec problem_spec(const BenchRequest& request, int batch, int context) {
+  return ProblemSpec{.layout = request.layout,
+                     .batch = batch,
+                     .num_heads = request.num_heads,
+                     .seq_lens = uniform_lengths(batch, context),
+                     .page_size = request.page_size,
+                     .with_sinks = false,
+                     // Pages scattered as in a real paged cache, so no variant profits from
+                     // an order that serving never has.
+                     .permute_pages = true,
+                     .seed = request.seed};
+}
+
+BenchRow row_skeleton(const BenchRequest& request, std::string variant, int batch,
+                      int context) {
+  return BenchRow{.variant = std::move(variant),
+                  .layout = std::string(name_of(request.layout)),
+                  .heads = request.num_heads,
+                  .batch = batch,
+                  .context = context,
+                  .page_size = request.page_size};
+}
+
+// The reference for one problem, computed on first use and shared by every variant.
+class LazyReference {
+ public:
+  LazyReference(HostProblem& problem, std::vector<int> indices, std::ostream* progress)
+      : problem_(problem), indices_(std::move(indices)), progress_(progress) {}
+
+  const kernels::ReferenceResult& get() {
+    if (!result_) {
+      const DecodeParams params = problem_.params();
+      report_progress(progress_, fmt::format("  fp64 reference on {} of {} sequences",
+                                             indices_.empty() ? params.batch : indices_.size(),
+                                             params.batch));
+      result_ = kernels::reference_decode(params, indices_);
+    }
+    return *result_;
+  }
+  std::span<const int> indices() const { return indices_; }
+
+ private:
+  HostProblem& problem_;
+  std::vector<int> indices_;
+  std::ostream* progress_;
+  std::optional<kernels::ReferenceResult> result_;
+};
+
+// Compares an output with the reference; the failure text when it disagrees.
+std::optional<std::string> mismatch(const HostProblem& problem, std::span<const bf16> out,
+                                    std::span<const float> lse, LazyReference& reference) {
+  const CheckResult check =
+      check_against_reference(problem, out, lse, reference.get(), reference.indices());
+  if (check.passed) return std::nullopt;
+  return fmt::format("{} (max rel err out {:.3g}, lse {:.3g})", check.first_failure,
+                     check.max_rel_err_out, check.max_rel_err_lse);
+}
+
+// ---- CUDA backend -------------------------------------------------------------------------
+
+// The device copy of one problem: shared tables and outputs, and R replicas of (q, kv_cache)
+// in one allocation; params(r) points at replica r.
+class DeviceProblem {
+ public:
+  DeviceProblem(HostProblem& host, std::size_t l2_bytes)
+      : host_params_(host.params()),
+        page_table_(DeviceBuffer<std::int32_t>::from_host(host.page_table)),
+        seq_lens_(DeviceBuffer<std::int32_t>::from_host(host.seq_lens)),
+        out_(host.out.size()),
+        lse_(host.lse.size()) {
+    if (!host.sinks.empty()) sinks_ = DeviceBuffer<float>::from_host(host.sinks);
+    q_elems_ = host.q.size();
+    kv_elems_ = host.kv_cache.size();
+    const std::size_t alignment_elems = kReplicaAlignBytes / kBf16Bytes;
+    kv_offset_ = round_up(q_elems_, alignment_elems);
+    replica_elems_ = round_up(kv_offset_ + kv_elems_, alignment_elems);
+    replicas_ = replica_count(replica_elems_ * kBf16Bytes, l2_bytes);
+    inputs_ = DeviceBuffer<bf16>(replica_elems_ * replicas_);
+    MLALAB_CUDA_TRY(cudaMemcpy(inputs_.data(), host.q.data(), q_elems_ * kBf16Bytes,
+                               cudaMemcpyHostToDevice));
+    MLALAB_CUDA_TRY(cudaMemcpy(inputs_.data() + kv_offset_, host.kv_cache.data(),
+                               kv_elems_ * kBf16Bytes, cudaMemcpyHostToDevice));
+    // The other replicas are device-side copies of the first: far faster than re-uploading.
+    for (int r = 1; r < replicas_; ++r) {
+      MLALAB_CUDA_TRY(cudaMemcpy(inputs_.data() + r * replica_elems_, inputs_.data(),
+                                 replica_elems_ * kBf16Bytes, cudaMemcpyDeviceToDevice));
+    }
+  }
+
+  int replicas() const { return replicas_; }
+
+  DecodeParams params(int replica) const {
+    DecodeParams params = host_params_;
+    const bf16* base = inputs_.data() + replica * replica_elems_;
+    params.q = base;
+    params.kv_cache = base + kv_offset_;
+    params.page_table = page_table_.data();
+    params.seq_lens = seq_lens_.data();
+    params.sink_logits = sinks_.size() > 0 ? sinks_.data() : nullptr;
+    params.out = out_.data();
+    params.lse = lse_.data();
+    return params;
+  }
+
+  void upload_outputs(const HostProblem& host) {
+    out_.upload(host.out);
+    lse_.upload(host.lse);
+  }
+  std::vector<bf16> download_out() const { return out_.download(); }
+  std::vector<float> download_lse() const { return lse_.download(); }
+
+ private:
+  DecodeParams host_params_;
+  DeviceBuffer<std::int32_t> page_table_;
+  DeviceBuffer<std::int32_t> seq_lens_;
+  DeviceBuffer<float> sinks_;
+  DeviceBuffer<bf16> out_;
+  DeviceBuffer<float> lse_;
+  DeviceBuffer<bf16> inputs_;
+  std::size_t q_elems_ = 0;
+  std::size_t kv_elems_ = 0;
+  std::size_t kv_offset_ = 0;
+  std::size_t replica_elems_ = 0;
+  int replicas_ = 0;
+};
+
+// Why a variant cannot run here, or nullopt with its resident CTAs per SM.
+std::optional<std::string> infeasibility(const kernels::Variant& variant, int d_qk,
+                                         const DeviceInfo& device, int* ctas_per_sm) {
+  const cudaError_t status = kernels::max_ctas_per_sm(variant, d_qk, ctas_per_sm);
+  if (status != cudaSuccess) {
+    cudaGetLastError();  // occupancy queries leave non-sticky errors behind
+    return fmt::format("cannot query the kernel on sm_{}{}: {}", device.cc_major,
+                       device.cc_minor, cudaGetErrorString(status));
+  }
+  if (*ctas_per_sm == 0) {
+    return fmt::format("needs {} B of shared memory per CTA, this GPU allows {} B",
+                       kernels::portable::decode_smem_bytes(variant.shape, d_qk),
+                       device.smem_optin_bytes);
+  }
+  return std::nullopt;
+}
+
+struct SelectedVariant {
+  const kernels::Variant* variant;
+  int ctas_per_sm;                    // 0 when infeasible
+  std::optional<std::string> infeasible;
+};
+
+std::vector<SelectedVariant> select_variants(const BenchRequest& request,
+                                             const DeviceInfo& device, std::ostream* progress) {
+  const int d_qk = dims_of(request.layout).d_qk;
+  const bool all = std::find(request.variants.begin(), request.variants.end(), kAllVariants) !=
+                   request.variants.end();
+  std::vector<SelectedVariant> selected;
+  std::vector<std::string> left_out;
+  for (const auto& variant : kernels::compiled_variants()) {
+    const bool named = std::find(request.variants.begin(), request.variants.end(),
+                                 variant.name) != request.variants.end();
+    if (!all && !named) continue;
+    int ctas_per_sm = 0;
+    auto why_not = infeasibility(variant, d_qk, device, &ctas_per_sm);
+    if (why_not && all && !named) {
+      left_out.push_back(variant.name);
+      continue;
+    }
+    selected.push_back({.variant = &variant, .ctas_per_sm = ctas_per_sm,
+                        .infeasible = std::move(why_not)});
+  }
+  if (!left_out.empty()) {
+    report_progress(progress, fmt::format("left out {} variant(s) infeasible on this GPU: {}",
+                                          left_out.size(), fmt::join(left_out, ", ")));
+  }
+  return selected;
+}
+
+bool context_usable() { return cudaDeviceSynchronize() == cudaSuccess; }
+
+// Runs, checks, then times one variant on one problem; fills the row.
+void bench_variant(const SelectedVariant& selected, const BenchRequest& request,
+                   HostProblem& host, DeviceProblem& device_problem, LazyReference& reference,
+                   const DeviceInfo& device, const Bandwidth& bandwidth, cudaStream_t stream,
+                   BenchRow& row) {
+  const kernels::Variant& variant = *selected.variant;
+  const KernelConfig config{.shape = variant.shape, .split = request.split};
+  const int max_seq_len = host.max_seq_len();
+  const kernels::LaunchPlan plan = kernels::plan_launch(
+      device_problem.params(0), config, max_seq_len,
+      kernels::DeviceSlots{.sm_count = device.sm_count, .ctas_per_sm = selected.ctas_per_sm});
+  row.splits = plan.num_splits;
+  DeviceBuffer<std::byte> workspace(plan.workspace_bytes);
+
+  // Validate: one call on poisoned outputs, so entries the kernel never writes fail the check.
+  host.poison_outputs();
+  device_problem.upload_outputs(host);
+  if (const cudaError_t status = kernels::launch(device_problem.params(0), config, plan,
+                                                 workspace.data(), stream);
+      status != cudaSuccess) {
+    cudaGetLastError();
+    row.status = RowStatus::kInvalid;
+    row.detail = fmt::format("launch failed: {}", cudaGetErrorString(status));
+    return;
+  }
+  if (const cudaError_t status = cudaStreamSynchronize(stream); status != cudaSuccess) {
+    row.status = RowStatus::kInvalid;
+    row.detail = fmt::format("kernel failed: {}", cudaGetErrorString(status));
+    return;
+  }
+  const auto out = device_problem.download_out();
+  const auto lse = device_problem.download_lse();
+  if (auto failure = mismatch(host, out, lse, reference)) {
+    row.status = RowStatus::kInvalid;
+    row.detail = std::move(*failure);
+    return;
+  }
+
+  // Time: one graph calls the variant once per replica, so every call reads its KV from HBM.
+  const int replicas = device_problem.replicas();
+  CudaGraph graph;
+  graph.capture(stream, [&](cudaStream_t capture_stream) {
+    for (int r = 0; r < replicas; ++r) {
+      MLALAB_CUDA_TRY(kernels::launch(device_problem.params(r), config, plan, workspace.data(),
+                                      capture_stream));
+    }
+  });
+  for (int replay = 0; replay < kWarmupReplays; ++replay) graph.replay(stream);
+  CudaEvent start;
+  CudaEvent stop;
+  std::vector<double> samples_us;
+  samples_us.reserve(request.timed_runs);
+  for (int run = 0; run < request.timed_runs; ++run) {
+    start.record(stream);
+    graph.replay(stream);
+    stop.record(stream);
+    samples_us.push_back(CudaEvent::elapsed_ms(start, stop) * kMicrosPerMilli / replicas);
+  }
+  row.samples = request.timed_runs;
+  row.us = median(std::move(samples_us));
+  const RowMetrics metrics = row_metrics(host.seq_lens, row.heads, request.layout, row.us);
+  row.gbps = metrics.gbps;
+  row.tflops = metrics.tflops;
+  row.pct_read_bw = kPercent * row.gbps / bandwidth.read_gbps;
+}
+
+// ---- CPU backend --------------------------------------------------------------------------
+
+int resolved_cpu_threads(int requested) {
+  if (requested > 0) return requested;
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void bench_cpu_problem(const BenchRequest& request, int threads, HostProblem& problem,
+                       LazyReference& reference, BenchRow& row) {
+  row.splits = 1;
+  problem.poison_outputs();
+  const auto first_start = std::chrono::steady_clock::now();
+  if (const auto error = kernels::run_cpu_backend(problem.params(), threads)) {
+    row.status = RowStatus::kInvalid;
+    row.detail = error->message();
+    return;
+  }
+  const double first_seconds = seconds_since(first_start);
+  if (auto failure = mismatch(problem, problem.out, problem.lse, reference)) {
+    row.status = RowStatus::kInvalid;
+    row.detail = std::move(*failure);
+    return;
+  }
+
+  int runs = request.timed_runs;
+  if (first_seconds > kSlowCpuRunSeconds) {
+    const int affordable = static_cast<int>(kCpuRowBudgetSeconds / first_seconds);
+    runs = std::clamp(affordable, kMinSlowCpuRuns, request.timed_runs);
+  }
+  std::vector<double> samples_us;
+  samples_us.reserve(runs);
+  for (int run = 0; run < runs; ++run) {
+    const auto start = std::chrono::steady_clock::now();
+    if (const auto error = kernels::run_cpu_backend(problem.params(), threads)) {
+      row.status = RowStatus::kError;
+      row.detail = error->message();
+      return;
+    }
+    samples_us.push_back(seconds_since(start) * kMicrosPerSecond);
+  }
+  row.samples = runs;
+  if (runs < request.timed_runs) row.detail = fmt::format("{} runs", runs);
+  row.us = median(std::move(samples_us));
+  const RowMetrics metrics = row_metrics(problem.seq_lens, row.heads, request.layout, row.us);
+  row.gbps = metrics.gbps;
+  row.tflops = metrics.tflops;
+}
+
+}  // namespace
+
+std::optional<InputError> validate_request(const BenchRequest& request) {
+  const auto range = [](int low, int high) { return fmt::format("[{}, {}]", low, high); };
+  if (request.num_heads < 1 || request.num_heads > kMaxHeads) {
+    return InputError{"num_heads", std::to_string(request.num_heads), range(1, kMaxHeads)};
+  }
+  if (request.batches.empty()) return InputError{"batches", "(none)", "at least one batch size"};
+  for (std::size_t i = 0; i < request.batches.size(); ++i) {
+    if (request.batches[i] < 1 || request.batches[i] > kMaxBatch) {
+      return InputError{fmt::format("batches[{}]", i), std::to_string(request.batches[i]),
+                        range(1, kMaxBatch)};
+    }
+  }
+  if (request.contexts.empty()) return InputError{"contexts", "(none)", "at least one length"};
+  for (std::size_t i = 0; i < request.contexts.size(); ++i) {
+    if (request.contexts[i] < 1 || request.contexts[i] > kMaxContext) {
+      return InputError{fmt::format("contexts[{}]", i), std::to_string(request.contexts[i]),
+                        range(1, kMaxContext)};
+    }
+  }
+  if (!is_power_of_two(request.page_size) || request.page_size > kMaxPageSize) {
+    return InputError{"page_size", std::to_string(request.page_size),
+                      fmt::format("a power of two in [1, {}]", kMaxPageSize)};
+  }
+  if (request.timed_runs < kMinTimedRuns || request.timed_runs > kMaxTimedRuns) {
+    return InputError{"timed_runs", std::to_string(request.timed_runs),
+                      range(kMinTimedRuns, kMaxTimedRuns)};
+  }
+  if (request.cpu_threads < 0) {
+    return InputError{"cpu_threads", std::to_string(request.cpu_threads),
+                      "≥ 0 (0 = every hardware thread)"};
+  }
+  if (request.variants.empty()) {
+    return InputError{"variants", "(none)", fmt::format("'all' or one of {}", compiled_names())};
+  }
+  for (std::size_t i = 0; i < request.variants.size(); ++i) {
+    const auto& name = request.variants[i];
+    if (name != kAllVariants && kernels::find_variant(name) == nullptr) {
+      return InputError{fmt::format("variants[{}]", i), name,
+                        fmt::format("'all' or a compiled variant: {}", compiled_names())};
+    }
+  }
+  const std::size_t row_bytes = static_cast<std::size_t>(dims_of(request.layout).d_qk) *
+                                kBf16Bytes;
+  const int max_batch = *std::max_element(request.batches.begin(), request.batches.end());
+  const int max_context = *std::max_element(request.contexts.begin(), request.contexts.end());
+  const std::size_t kv_bytes = static_cast<std::size_t>(max_batch) * max_context * row_bytes;
+  if (kv_bytes > kMaxProblemKvBytes) {
+    return InputError{"batch × context", fmt::format("{} × {} ({} GiB of KV cache)", max_batch,
+                                                      max_context, kv_bytes >> 30),
+                      fmt::format("at most {} GiB of KV cache per problem",
+                                  kMaxProblemKvBytes >> 30)};
+  }
+  return std::nullopt;
+}
+
+std::vector<int> validation_batch_indices(int batch) {
+  if (batch <= kMaxCheckedEntries) return {};
+  std::vector<int> indices(kMaxCheckedEntries);
+  for (int i = 0; i < kMaxCheckedEntries; ++i) {
+    indices[i] = static_cast<int>(static_cast<long long>(i) * (batch - 1) /
+                                  (kMaxCheckedEntries - 1));
+  }
+  return indices;
+}
+
+int replica_count(std::size_t replica_bytes, std::size_t l2_bytes) {
+  constexpr int kMinReplicas = 2;
+  if (replica_bytes == 0) return kMinReplicas;
+  const std::size_t wanted = (kL2SpanFactor * l2_bytes + replica_bytes - 1) / replica_bytes;
+  const std::size_t affordable = kMaxReplicaBytes / replica_bytes;
+  const std::size_t capped =
+      std::min({wanted, affordable, static_cast<std::size_t>(kMaxReplicas)});
+  return std::max(kMinReplicas, static_cast<int>(capped));
+}
+
+RowMetrics row_metrics(const std::vector<int>& seq_lens, int num_heads, Layout layout,
+                       double microseconds) {
+  const LayoutDims dims = dims_of(layout);
+  const double tokens = std::accumulate(seq_lens.begin(), seq_lens.end(), 0.0);
+  const double batch = static_cast<double>(seq_lens.size());
+  const double kv_bytes = tokens * dims.d_qk * kBf16Bytes;
+  const double q_bytes = batch * num_heads * dims.d_qk * kBf16Bytes;
+  const double out_bytes = batch * num_heads * dims.d_v * kBf16Bytes;
+  const double flops =
+      static_cast<double>(kFlopsPerMac) * tokens * num_heads * (dims.d_qk + dims.d_v);
+  const double seconds = microseconds / kMicrosPerSecond;
+  return RowMetrics{.gbps = (kv_bytes + q_bytes + out_bytes) / kBytesPerGB / seconds,
+                    .tflops = flops / kFlopsPerTflop / seconds};
+}
+
+BenchReport run_cuda_bench(const BenchRequest& request, std::ostream* progress) {
+  std::string why_not;
+  const auto device = query_device(&why_not);
+  if (!device) throw std::runtime_error("no usable CUDA device: " + why_not);
+
+  CudaStream stream;
+  report_progress(progress, fmt::format("measuring memory bandwidth on {}", device->gpu));
+  const Bandwidth bandwidth = measure_bandwidth(stream.get());
+  // Read right after the bandwidth kernels, while the GPU still runs at its working clock
+  // (an idle GPU reports its idle clock).
+  const int clock_after_load = read_sm_clock_mhz();
+
+  BenchReport report;
+  report.environment = BenchEnvironment{
+      .gpu = device->gpu,
+      .sm_count = device->sm_count,
+      .sm_clock_mhz = clock_after_load > 0 ? clock_after_load : device->sm_clock_mhz,
+      .driver = device->driver,
+      .cuda_runtime = device->cuda_runtime,
+      .commit = git_commit(),
+      .read_gbps = bandwidth.read_gbps,
+      .copy_gbps = bandwidth.copy_gbps,
+  };
+
+  const auto variants = select_variants(request, *device, progress);
+  const std::size_t total = request.batches.size() * request.contexts.size() * variants.size();
+  std::optional<std::string> context_lost;
+  for (const int batch : request.batches) {
+    for (const int context : request.contexts) {
+      std::optional<HostProblem> host;
+      std::optional<DeviceProblem> device_problem;
+      std::optional<LazyReference> reference;
+      std::string problem_error;
+      if (!context_lost) {
+        try {
+          host.emplace(make_problem(problem_spec(request, batch, context)));
+          device_problem.emplace(*host, device->l2_bytes);
+          reference.emplace(*host, validation_batch_indices(batch), progress);
+        } catch (const std::exception& error) {
+          problem_error = error.what();
+          if (!context_usable()) context_lost = problem_error;
+        }
+      }
+      for (const auto& selected : variants) {
+        BenchRow row = row_skeleton(request, selected.variant->name, batch, context);
+        if (context_lost) {
+          row.status = RowStatus::kError;
+          row.detail = "not run: the CUDA context was lost earlier (" + *context_lost + ")";
+        } else if (!problem_error.empty()) {
+          row.status = RowStatus::kError;
+          row.detail = "problem setup failed: " + problem_error;
+        } else if (selected.infeasible) {
+          row.status = RowStatus::kInfeasible;
+          row.detail = *selected.infeasible;
+        } else {
+          try {
+            bench_variant(selected, request, *host, *device_problem, *reference, *device,
+                          bandwidth, stream.get(), row);
+          } catch (const std::exception& error) {
+            row.status = RowStatus::kError;
+            row.detail = error.what();
+          }
+          // A faulting kernel poisons the context for good: later rows could only fail.
+          if (!context_usable()) context_lost = selected.variant->name + ": " + row.detail;
+        }
+        report.rows.push_back(std::move(row));
+        report_progress(progress, row_progress(report.rows.back(), report.rows.size(), total));
+      }
+    }
+  }
+  return report;
+}
+
+BenchReport run_cpu_bench(const BenchRequest& request, std::ostream* progress) {
+  const int threads = resolved_cpu_threads(request.cpu_threads);
+  BenchReport report;
+  report.environment = BenchEnvironment{
+      .gpu = fmt::format("cpu ({} threads)", threads),
+      .commit = git_commit(),
+  };
+  const std::size_t total = request.batches.size() * request.contexts.size();
+  for (const int batch : request.batches) {
+    for (const int context : request.contexts) {
+      BenchRow row = row_skeleton(request, kCpuVariantName, batch, context);
+      try {
+        HostProblem problem = make_problem(problem_spec(request, batch, context));
+        LazyReference reference(problem, validation_batch_indices(batch), progress);
+        bench_cpu_problem(request, threads, problem, reference, row);
+      } catch (const std::exception& error) {
+        row.status = RowStatus::kError;
+        row.detail = error.what();
+      }
+      report.rows.push_back(std::move(row));
+      report_progress(progress, row_progress(report.rows.back(), report.rows.size(), total));
+    }
+  }
+  return report;
+}
+
+}  // namespace mlalab::bench

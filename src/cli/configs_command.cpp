@@ -1,0 +1,271 @@
+#include "cli/configs_command.h"
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/device_info.h"
+#include "core/layout.h"
+#include "kernels/registry.h"
+#include "tune/feasibility.h"
+
+namespace mlalab::cli {
+namespace {
+
+// Far above any GPU's per-CTA shared memory (227 KiB on sm_90), so a larger value is a typo.
+constexpr int kMaxSmemLimitBytes = 1 << 20;
+constexpr int kExitUsageError = 2;
+constexpr const char* kUnknown = "-";
+
+struct ConfigsOptions {
+  std::string layout = "v3";
+  std::string smem_limit;  // validated by smem_limit_validator; empty when not given
+  std::string json_path;
+};
+
+std::optional<int> parse_smem_limit(const std::string& text, std::string* error) {
+  int bytes = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), bytes);
+  if (ec != std::errc{} || end != text.data() + text.size()) {
+    *error = fmt::format("'{}' is not a whole number of bytes (e.g. 101376)", text);
+    return std::nullopt;
+  }
+  if (bytes < 1 || bytes > kMaxSmemLimitBytes) {
+    *error = fmt::format("{} bytes is out of range: allowed 1 to {} (1 MiB)", text,
+                         kMaxSmemLimitBytes);
+    return std::nullopt;
+  }
+  return bytes;
+}
+
+CLI::Validator smem_limit_validator() {
+  return CLI::Validator(
+      [](std::string& text) {
+        std::string error;
+        return parse_smem_limit(text, &error) ? std::string{} : error;
+      },
+      "", "smem_limit");
+}
+
+// One variant's line of the report.
+struct ConfigRow {
+  const kernels::Variant* variant = nullptr;
+  tune::ResourceUsage usage;
+  bool measured = false;  // usage came from the GPU (registers, spills, occupancy known)
+  tune::Feasibility verdict;
+};
+
+std::string feasible_text(const tune::Feasibility& verdict) {
+  if (!verdict.feasible) return "no";
+  return verdict.smem_unchecked() ? "unknown" : "yes";
+}
+
+// `reason` as printed and written: why not; or, for an unknown verdict, what is missing.
+std::string reason_text(const tune::Feasibility& verdict) {
+  if (verdict.smem_unchecked()) return "no shared-memory limit: no GPU and no --smem-limit";
+  return verdict.reason;
+}
+
+std::string optional_text(const std::optional<int>& value) {
+  return value ? tune::group_thousands(*value) : kUnknown;
+}
+
+std::vector<ConfigRow> collect_rows(int d_qk, const std::optional<tune::GpuLimits>& limits,
+                                    std::optional<int> smem_limit) {
+  std::vector<ConfigRow> rows;
+  for (const auto& variant : kernels::compiled_variants()) {
+    ConfigRow row;
+    row.variant = &variant;
+    row.usage = tune::planned_usage(variant.shape, d_qk);
+    if (limits) {
+      const auto status = tune::query_usage(variant, d_qk, &row.usage);
+      if (status != cudaSuccess) {
+        cudaGetLastError();  // clear it: the next variant's queries must not see it
+        row.verdict.feasible = false;
+        row.verdict.reason = fmt::format(
+            "cannot be queried on this GPU ({}): was this GPU's architecture in "
+            "MLALAB_CUDA_ARCHS?",
+            cudaGetErrorString(status));
+        rows.push_back(std::move(row));
+        continue;
+      }
+      row.measured = true;
+    }
+    row.verdict = tune::judge(row.usage, limits, smem_limit);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+void print_table(const std::vector<ConfigRow>& rows) {
+  const std::vector<std::string> headers = {
+      "variant", "block_h", "block_t", "warps", "stages", "regs", "smem dynamic B",
+      "smem static B", "spill B", "CTAs/SM", "feasible", "reason"};
+  std::vector<std::vector<std::string>> cells;
+  for (const auto& row : rows) {
+    const auto& shape = row.variant->shape;
+    cells.push_back({row.variant->name, std::to_string(shape.block_h),
+                     std::to_string(shape.block_t), std::to_string(shape.warps),
+                     std::to_string(shape.stages), optional_text(row.usage.regs),
+                     tune::group_thousands(row.usage.smem_bytes),
+                     row.measured ? tune::group_thousands(row.usage.static_smem_bytes) : kUnknown,
+                     optional_text(row.usage.spill_bytes),
+                     optional_text(row.usage.max_ctas_per_sm), feasible_text(row.verdict),
+                     reason_text(row.verdict)});
+  }
+  std::vector<std::size_t> widths(headers.size());
+  for (std::size_t column = 0; column < headers.size(); ++column) {
+    widths[column] = headers[column].size();
+    for (const auto& line : cells) widths[column] = std::max(widths[column], line[column].size());
+  }
+  // Names and words left-aligned, numbers right-aligned; the reason is last and not padded.
+  const auto is_text_column = [&](std::size_t column) {
+    return column == 0 || column + 2 >= headers.size();
+  };
+  const auto print_line = [&](const std::vector<std::string>& line) {
+    std::string text;
+    for (std::size_t column = 0; column < line.size(); ++column) {
+      if (column > 0) text += "  ";
+      if (column + 1 == line.size()) {
+        text += line[column];
+      } else if (is_text_column(column)) {
+        text += fmt::format("{:<{}}", line[column], widths[column]);
+      } else {
+        text += fmt::format("{:>{}}", line[column], widths[column]);
+      }
+    }
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    fmt::print("{}\n", text);
+  };
+  print_line(headers);
+  for (const auto& line : cells) print_line(line);
+}
+
+nlohmann::ordered_json to_json(const std::vector<ConfigRow>& rows) {
+  const auto optional_json = [](const std::optional<int>& value) {
+    return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+  };
+  auto list = nlohmann::ordered_json::array();
+  for (const auto& row : rows) {
+    const auto& shape = row.variant->shape;
+    list.push_back({{"name", row.variant->name},
+                    {"block_h", shape.block_h},
+                    {"block_t", shape.block_t},
+                    {"warps", shape.warps},
+                    {"stages", shape.stages},
+                    {"smem_bytes", row.usage.smem_bytes},
+                    {"regs", optional_json(row.usage.regs)},
+                    {"spill_bytes", optional_json(row.usage.spill_bytes)},
+                    {"max_ctas_per_sm", optional_json(row.usage.max_ctas_per_sm)},
+                    {"feasible", row.verdict.feasible},
+                    {"reason", reason_text(row.verdict)}});
+  }
+  return list;
+}
+
+int run_configs(const ConfigsOptions& options) {
+  const Layout layout = *parse_layout(options.layout);  // CLI::IsMember admitted only these
+  const int d_qk = dims_of(layout).d_qk;
+  std::optional<int> smem_limit;
+  if (!options.smem_limit.empty()) {
+    std::string error;
+    smem_limit = parse_smem_limit(options.smem_limit, &error);
+  }
+
+  std::string why_no_gpu;
+  const auto device = bench::query_device(&why_no_gpu);
+  std::optional<tune::GpuLimits> limits;
+  if (device) {
+    limits = tune::GpuLimits{.smem_optin_bytes = device->smem_optin_bytes,
+                             .smem_per_sm_bytes = device->smem_per_sm_bytes};
+  }
+
+  const auto variants = kernels::compiled_variants();
+  fmt::print("{} compiled kernel variant{}, layout {} (d_qk {}, d_v {})\n", variants.size(),
+             variants.size() == 1 ? "" : "s", name_of(layout), d_qk, dims_of(layout).d_v);
+  if (device) {
+    fmt::print("GPU: {} (sm_{}{}), shared-memory opt-in limit {} B per CTA\n", device->gpu,
+               device->cc_major, device->cc_minor,
+               tune::group_thousands(device->smem_optin_bytes));
+  } else {
+    fmt::print("No GPU ({}): shared memory is the plan from kernels/portable/traits.h; "
+               "registers, spills and occupancy need a GPU (shown as {}).\n",
+               why_no_gpu, kUnknown);
+  }
+  if (smem_limit) {
+    fmt::print("Shared-memory limit: {} B per CTA (--smem-limit{})\n",
+               tune::group_thousands(*smem_limit), device ? "; the smaller limit applies" : "");
+  } else if (!device) {
+    fmt::print("Shared-memory feasibility is unknown without a limit: pass --smem-limit BYTES "
+               "(e.g. 101376, consumer Blackwell's).\n");
+  }
+  fmt::print("\n");
+
+  const auto rows = collect_rows(d_qk, limits, smem_limit);
+  print_table(rows);
+  const auto count = [&](const char* verdict) {
+    return std::count_if(rows.begin(), rows.end(),
+                         [&](const ConfigRow& row) { return feasible_text(row.verdict) == verdict; });
+  };
+  fmt::print("\n{} feasible, {} pruned, {} unknown\n", count("yes"), count("no"), count("unknown"));
+
+  if (!options.json_path.empty()) {
+    std::ofstream file(options.json_path);
+    file << to_json(rows).dump(2) << '\n';
+    file.close();
+    if (!file) {
+      fmt::print(stderr, "mlalab configs: cannot write --json file '{}'\n", options.json_path);
+      return kExitUsageError;
+    }
+    fmt::print("Wrote {} variants to {}\n", rows.size(), options.json_path);
+  }
+  return 0;
+}
+
+}  // namespace
+
+CLI::App* add_configs_command(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<ConfigsOptions>();
+  CLI::App* command = app.add_subcommand(
+      "configs", "List the compiled kernel variants, their resources and feasibility");
+  command->add_option("--layout", options->layout,
+                      "Cache layout whose row width sizes the shared memory: v3 (d_qk 576, "
+                      "the larger) or v4 (d_qk 512)")
+      ->check(CLI::IsMember({"v3", "v4"}))
+      ->capture_default_str();
+  command->add_option("--smem-limit", options->smem_limit,
+                      "Also judge shared memory per CTA against BYTES, in [1, 1048576] (the "
+                      "smaller of this and the GPU's opt-in limit applies). 101376 (99 KiB) is the opt-in limit of "
+                      "consumer Blackwell (sm_120, e.g. RTX 5090): use it to see which tiles "
+                      "such a GPU prunes.")
+      ->type_name("BYTES")
+      ->check(smem_limit_validator());
+  command->add_option("--json", options->json_path,
+                      "Also write the list to FILE as JSON: one object per variant with the keys "
+                      "name, block_h, block_t, warps, stages, smem_bytes (dynamic), regs, "
+                      "spill_bytes, max_ctas_per_sm (null when unknown: no GPU), feasible, "
+                      "reason (empty when feasible and fully checked)")
+      ->type_name("FILE");
+  command->footer(
+      "A variant is feasible when it fits the shared-memory limit, does not spill to local\n"
+      "memory (decode is memory-bound, so spilling variants are pruned), and at least one CTA\n"
+      "fits per SM. Registers, spills and occupancy need a GPU. Without one, shared memory is\n"
+      "the plan of kernels/portable/traits.h, and feasibility comes from --smem-limit alone:\n"
+      "\"unknown\" without it (JSON: feasible true, reason saying what is missing).\n"
+      "\n"
+      "Examples:\n"
+      "  mlalab configs\n"
+      "  mlalab configs --layout v4 --smem-limit 101376 --json configs.json");
+  command->callback([options, &exit_code] { exit_code = run_configs(*options); });
+  return command;
+}
+
+}  // namespace mlalab::cli

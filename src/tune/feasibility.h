@@ -1,0 +1,70 @@
+#pragma once
+// Feasibility pruning: may a compiled variant run well on a GPU at all? The verdict is a pure
+// function of the variant's resource usage and the GPU's limits, so it is tested without a
+// GPU; gathering the usage is the only part that needs one (registers, spills, occupancy).
+//
+// The rules, in order (every failing rule is named in the reason):
+//   shared memory   dynamic + static bytes per CTA ≤ the limit: the smaller of the GPU's
+//                   opt-in limit and the override (e.g. 101,376 B, consumer Blackwell's)
+//   spills          0 bytes of local memory per thread. A spilling kernel is pruned: decode is
+//                   memory-bound, and local-memory traffic competes with the KV stream.
+//   registers       ≤ max_regs_per_thread, and one CTA's registers fit in the SM's file
+//   occupancy       ≥ 1 resident CTA per SM (only named when no rule above explains it)
+// A rule whose inputs are unknown (no GPU, no limit) is not failed but listed as unchecked.
+#include <cuda_runtime_api.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/kernel_config.h"
+#include "kernels/registry.h"
+
+namespace mlalab::tune {
+
+struct ResourceUsage {
+  int smem_bytes = 0;         // dynamic, from kernels::portable::plan_smem(shape, d_qk)
+  int static_smem_bytes = 0;  // __shared__ arrays of the compiled kernel; 0 when unknown (no GPU)
+  int threads = 0;            // per CTA; 0 when unknown
+  std::optional<int> regs;             // registers per thread (compiled kernel)
+  std::optional<int> spill_bytes;      // local memory bytes per thread (compiled kernel)
+  std::optional<int> max_ctas_per_sm;  // resident CTAs per SM (occupancy calculator)
+};
+
+struct GpuLimits {
+  int smem_optin_bytes = 0;   // largest shared memory one CTA may opt in to
+  int smem_per_sm_bytes = 0;
+  int regs_per_sm = 65536;    // every architecture from sm_50 to sm_120
+  int max_regs_per_thread = 255;
+};
+
+struct Feasibility {
+  bool feasible = true;  // false only when a known limit is exceeded
+  std::string reason;    // why not, e.g. "needs 134,848 B of shared memory, limit 101,376 B
+                         // (requested limit)"; empty when feasible
+  std::vector<std::string> unchecked;  // rules that could not be evaluated, e.g. "spills (no GPU)"
+
+  // True when nothing failed but the shared-memory rule could not be evaluated: the verdict
+  // is then "unknown" rather than "yes".
+  bool smem_unchecked() const;
+};
+
+// The verdict for one variant. `smem_limit_override` (bytes) models another GPU's limit; with
+// both limits present the smaller one applies.
+Feasibility judge(const ResourceUsage& usage, std::optional<GpuLimits> limits,
+                  std::optional<int> smem_limit_override);
+
+// Usage known without a GPU: the shared-memory plan from the traits and the thread count.
+ResourceUsage planned_usage(const VariantShape& shape, int d_qk);
+
+// Usage of a compiled variant on the current GPU: registers, local memory and static shared
+// memory from cudaFuncGetAttributes, resident CTAs per SM from kernels::max_ctas_per_sm.
+// Returns the first failing CUDA call's status (e.g. cudaErrorNoDevice, or
+// cudaErrorNoKernelImageForDevice when the build lacks this GPU's architecture); `usage` then
+// holds the planned part only.
+cudaError_t query_usage(const kernels::Variant& variant, int d_qk, ResourceUsage* usage);
+
+// 101376 → "101,376": the form reasons and tables print byte counts in.
+std::string group_thousands(long long value);
+
+}  // namespace mlalab::tune

@@ -1,0 +1,199 @@
+#include "tune/feasibility.h"
+
+#include <gtest/gtest.h>
+
+#include "core/layout.h"
+
+namespace mlalab::tune {
+namespace {
+
+constexpr int kV3Dqk = 576;
+constexpr int kConsumerBlackwellOptin = 101376;  // 99 KiB: sm_120's per-CTA opt-in limit
+constexpr int kH200Optin = 232448;               // 227 KiB: sm_90's per-CTA opt-in limit
+
+// The shared-memory plan of traits.h, written out by hand for the cases below (bf16 = 2 B,
+// fp32 = 4 B, rows of d_qk + 8 bf16, score rows of block_t + 8 floats, P rows of block_t + 8
+// bf16, 3 floats of row state per head):
+//
+//   h16_t32_w4_s2, V3: 4 warps cover the 4 n-tiles of the 32 tokens, so warps_k = 1.
+//     q      16 × 584 × 2          = 18,688
+//     KV     2 × 32 × 584 × 2      = 74,752
+//     scores 1 × 16 × 40 × 4       =  2,560
+//     P      16 × 40 × 2           =  1,280
+//     state  3 × 16 × 4            =    192
+//                                    97,472
+//   h16_t32_w4_s3, V3: one more 32-row KV stage, + 37,376 = 134,848.
+//   h16_t32_w8_s2, V3: 4 of the 8 warps on the n-tiles, 1 m-tile, so warps_k = 2: one more
+//     score tile, + 2,560 = 100,032.
+//   h16_t16_w4_s2, V3: 2 n-tiles, 1 m-tile, warps_k = 2.
+//     18,688 + 2 × 16 × 1,168 + 2 × 16 × 24 × 4 + 16 × 24 × 2 + 192 = 60,096.
+constexpr int kH16T32W4S2V3 = 18688 + 74752 + 2560 + 1280 + 192;
+constexpr int kH16T32W4S3V3 = kH16T32W4S2V3 + 32 * 584 * 2;
+constexpr int kH16T32W8S2V3 = kH16T32W4S2V3 + 16 * 40 * 4;
+constexpr int kH16T16W4S2V3 = 18688 + 2 * 16 * 584 * 2 + 2 * 16 * 24 * 4 + 16 * 24 * 2 + 192;
+
+VariantShape shape(int block_h, int block_t, int warps, int stages) {
+  return VariantShape{.block_h = block_h, .block_t = block_t, .warps = warps, .stages = stages};
+}
+
+// A usage as measured on a GPU: no spills, 128 registers, 1 CTA per SM.
+ResourceUsage measured(int smem_bytes, int threads = 128) {
+  return ResourceUsage{.smem_bytes = smem_bytes, .static_smem_bytes = 0, .threads = threads,
+                       .regs = 128, .spill_bytes = 0, .max_ctas_per_sm = 1};
+}
+
+GpuLimits h200() { return GpuLimits{.smem_optin_bytes = kH200Optin, .smem_per_sm_bytes = 233472}; }
+
+TEST(PlannedUsage, MatchesTheHandComputedPlan) {
+  EXPECT_EQ(planned_usage(shape(16, 32, 4, 2), kV3Dqk).smem_bytes, 97472);
+  EXPECT_EQ(planned_usage(shape(16, 32, 4, 2), kV3Dqk).smem_bytes, kH16T32W4S2V3);
+  EXPECT_EQ(planned_usage(shape(16, 32, 4, 3), kV3Dqk).smem_bytes, kH16T32W4S3V3);
+  EXPECT_EQ(planned_usage(shape(16, 32, 8, 2), kV3Dqk).smem_bytes, kH16T32W8S2V3);
+  EXPECT_EQ(planned_usage(shape(16, 16, 4, 2), kV3Dqk).smem_bytes, kH16T16W4S2V3);
+}
+
+TEST(PlannedUsage, KnowsNothingThatNeedsAGpu) {
+  const auto usage = planned_usage(shape(16, 32, 4, 2), kV3Dqk);
+  EXPECT_EQ(usage.threads, 128);
+  EXPECT_EQ(usage.static_smem_bytes, 0);
+  EXPECT_FALSE(usage.regs);
+  EXPECT_FALSE(usage.spill_bytes);
+  EXPECT_FALSE(usage.max_ctas_per_sm);
+}
+
+TEST(PlannedUsage, V4IsSmallerThanV3) {
+  // V4 rows are 512 + 8 wide instead of 576 + 8: 64 fewer bf16 in each q and KV row.
+  const auto v4 = planned_usage(shape(16, 32, 4, 2), dims_of(Layout::kV4).d_qk).smem_bytes;
+  EXPECT_EQ(v4, kH16T32W4S2V3 - (16 + 2 * 32) * 64 * 2);
+}
+
+// The study's pruning: under consumer Blackwell's 99 KiB, two 32-token stages still fit with
+// 4 warps, a third stage does not.
+TEST(Judge, ThreeStagesOf32TokensExceedConsumerBlackwell) {
+  const auto verdict = judge(planned_usage(shape(16, 32, 4, 3), kV3Dqk), std::nullopt,
+                             kConsumerBlackwellOptin);
+  EXPECT_FALSE(verdict.feasible);
+  EXPECT_EQ(verdict.reason,
+            "needs 134,848 B of shared memory, limit 101,376 B (requested limit)");
+}
+
+TEST(Judge, TwoStagesOf32TokensFitConsumerBlackwell) {
+  for (const auto& candidate : {shape(16, 32, 4, 2), shape(16, 32, 8, 2)}) {
+    const auto verdict =
+        judge(planned_usage(candidate, kV3Dqk), std::nullopt, kConsumerBlackwellOptin);
+    EXPECT_TRUE(verdict.feasible) << verdict.reason;
+    EXPECT_EQ(verdict.reason, "");
+  }
+}
+
+TEST(Judge, LimitIsInclusive) {
+  EXPECT_TRUE(judge(measured(kConsumerBlackwellOptin), std::nullopt, kConsumerBlackwellOptin)
+                  .feasible);
+  const auto over = judge(measured(kConsumerBlackwellOptin + 1), std::nullopt,
+                          kConsumerBlackwellOptin);
+  EXPECT_FALSE(over.feasible);
+  EXPECT_EQ(over.reason, "needs 101,377 B of shared memory, limit 101,376 B (requested limit)");
+}
+
+TEST(Judge, StaticSharedMemoryCounts) {
+  ResourceUsage usage = measured(kH16T32W8S2V3);  // 100,032 dynamic
+  usage.static_smem_bytes = 2048;                 // 102,080 in all
+  const auto verdict = judge(usage, std::nullopt, kConsumerBlackwellOptin);
+  EXPECT_FALSE(verdict.feasible);
+  EXPECT_EQ(verdict.reason,
+            "needs 102,080 B of shared memory (100,032 dynamic + 2,048 static), "
+            "limit 101,376 B (requested limit)");
+}
+
+TEST(Judge, TheStricterLimitApplies) {
+  const auto usage = measured(kH16T32W4S3V3);
+  EXPECT_TRUE(judge(usage, h200(), std::nullopt).feasible);
+  EXPECT_FALSE(judge(usage, h200(), kConsumerBlackwellOptin).feasible);
+  // An override above the GPU's limit does not lift it.
+  const auto verdict = judge(measured(240000), h200(), 1 << 20);
+  EXPECT_FALSE(verdict.feasible);
+  EXPECT_EQ(verdict.reason,
+            "needs 240,000 B of shared memory, limit 232,448 B (the GPU's opt-in limit)");
+}
+
+TEST(Judge, SpillsAreInfeasible) {
+  ResourceUsage usage = measured(kH16T16W4S2V3);
+  usage.spill_bytes = 64;
+  const auto verdict = judge(usage, h200(), std::nullopt);
+  EXPECT_FALSE(verdict.feasible);
+  EXPECT_EQ(verdict.reason, "spills 64 B/thread to local memory");
+}
+
+TEST(Judge, EveryFailingRuleIsNamed) {
+  ResourceUsage usage = measured(kH16T32W4S3V3);
+  usage.spill_bytes = 1024;
+  const auto verdict = judge(usage, std::nullopt, kConsumerBlackwellOptin);
+  EXPECT_EQ(verdict.reason,
+            "needs 134,848 B of shared memory, limit 101,376 B (requested limit); "
+            "spills 1,024 B/thread to local memory");
+}
+
+TEST(Judge, ZeroResidentCtasIsInfeasible) {
+  ResourceUsage usage = measured(kH16T16W4S2V3);
+  usage.max_ctas_per_sm = 0;
+  const auto verdict = judge(usage, h200(), std::nullopt);
+  EXPECT_FALSE(verdict.feasible);
+  EXPECT_EQ(verdict.reason, "0 CTAs fit per SM");
+}
+
+TEST(Judge, ZeroCtasIsNotRepeatedWhenSharedMemoryExplainsIt) {
+  ResourceUsage usage = measured(240000);
+  usage.max_ctas_per_sm = 0;
+  const auto verdict = judge(usage, h200(), std::nullopt);
+  EXPECT_EQ(verdict.reason,
+            "needs 240,000 B of shared memory, limit 232,448 B (the GPU's opt-in limit)");
+}
+
+TEST(Judge, RegisterFileMustHoldOneCta) {
+  // 256 threads × 255 registers = 65,280 fits the 65,536 of an SM; 512 threads do not.
+  ResourceUsage usage = measured(kH16T16W4S2V3, 256);
+  usage.regs = 255;
+  EXPECT_TRUE(judge(usage, h200(), std::nullopt).feasible);
+  usage.threads = 512;
+  const auto verdict = judge(usage, h200(), std::nullopt);
+  EXPECT_FALSE(verdict.feasible);
+  EXPECT_EQ(verdict.reason, "0 CTAs fit per SM: 512 threads × 255 registers > 65,536 per SM");
+}
+
+TEST(Judge, WithoutGpuOrLimitNothingFailsButSharedMemoryIsUnchecked) {
+  const auto verdict = judge(planned_usage(shape(16, 32, 4, 3), kV3Dqk), std::nullopt,
+                             std::nullopt);
+  EXPECT_TRUE(verdict.feasible);
+  EXPECT_EQ(verdict.reason, "");
+  EXPECT_TRUE(verdict.smem_unchecked());
+  EXPECT_EQ(verdict.unchecked.size(), 4u);  // shared memory, spills, registers, occupancy
+}
+
+TEST(Judge, WithALimitOnlyTheGpuRulesAreUnchecked) {
+  const auto verdict = judge(planned_usage(shape(16, 16, 4, 2), kV3Dqk), std::nullopt,
+                             kConsumerBlackwellOptin);
+  EXPECT_TRUE(verdict.feasible);
+  EXPECT_FALSE(verdict.smem_unchecked());
+  EXPECT_EQ(verdict.unchecked,
+            (std::vector<std::string>{"spills (no GPU)", "registers (no GPU)",
+                                      "occupancy (no GPU)"}));
+}
+
+TEST(Judge, MeasuredAndWithinLimitsIsFeasibleWithNothingUnchecked) {
+  const auto verdict = judge(measured(kH16T16W4S2V3), h200(), std::nullopt);
+  EXPECT_TRUE(verdict.feasible);
+  EXPECT_EQ(verdict.reason, "");
+  EXPECT_TRUE(verdict.unchecked.empty());
+}
+
+TEST(GroupThousands, InsertsCommas) {
+  EXPECT_EQ(group_thousands(0), "0");
+  EXPECT_EQ(group_thousands(999), "999");
+  EXPECT_EQ(group_thousands(1000), "1,000");
+  EXPECT_EQ(group_thousands(101376), "101,376");
+  EXPECT_EQ(group_thousands(1048576), "1,048,576");
+  EXPECT_EQ(group_thousands(-2048), "-2,048");
+}
+
+}  // namespace
+}  // namespace mlalab::tune
