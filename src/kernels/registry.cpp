@@ -6,12 +6,18 @@
 #include "kernels/portable/traits.h"
 
 namespace mlalab::kernels {
+
+// Generated at build time from the compiled objects (cmake/hash_variant_code.cmake).
+std::string_view variant_code_hash(std::string_view name);
+
 namespace {
 
 #define MLALAB_VARIANT(kBlockH, kBlockT, kWarps, kStages)                                 \
   Variant{.name = variant_name(VariantShape{kBlockH, kBlockT, kWarps, kStages}),             \
           .shape = VariantShape{kBlockH, kBlockT, kWarps, kStages},                          \
-          .handles = portable::variant_handles<kBlockH, kBlockT, kWarps, kStages>()},
+          .handles = portable::variant_handles<kBlockH, kBlockT, kWarps, kStages>(),       \
+          .code_hash = std::string(variant_code_hash(                                      \
+              variant_name(VariantShape{kBlockH, kBlockT, kWarps, kStages})))},
 
 const std::vector<Variant>& table() {
   static const std::vector<Variant> variants = {

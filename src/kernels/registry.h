@@ -18,6 +18,7 @@ struct Variant {
   std::string name;  // encodes the shape: h16_t16_w4_s2
   VariantShape shape;
   portable::VariantHandles handles;
+  std::string code_hash;  // SHA-256 of the variant's SASS and the combine kernel's
 };
 
 // Every variant this build compiled (a build may select a subset: MLALAB_VARIANTS).
