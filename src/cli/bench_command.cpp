@@ -165,8 +165,9 @@ CLI::Validator json_path_validator() {
 
 std::string footer() {
   return fmt::format(R"(Split policies (--split):
-  heuristic        one full wave of CTAs (SMs x resident CTAs of the variant), but at least {}
-                   steps of block_t tokens per split
+  heuristic        the split count minimising waves x (steps per split + {}), where a wave is
+                   SMs x resident CTAs of the variant: whole waves, no needless splitting;
+                   at least {} steps of block_t tokens per split, at most {} splits
   fixed:N          exactly N splits, N in [1, {}] (capped so every split has tokens)
   target_ctas:T    the fewest splits with batch x head_blocks x splits >= T (T >= 1)
 
@@ -181,7 +182,8 @@ Examples:
   mlalab bench                                    defaults (CPU backend without a GPU)
   mlalab bench --variant all --batch 1,8,64 --context 1024,8192 --json results.json
   mlalab bench --layout v4 --heads 64 --split fixed:4)",
-                     kernels::kMinTilesPerSplit, kMaxSplits);
+                     kernels::kPrologueSteps, kernels::kMinTilesPerSplit,
+                     kernels::kMaxHeuristicSplits, kMaxSplits);
 }
 
 void register_options(CLI::App& command, BenchOptions* raw) {
