@@ -215,72 +215,31 @@ __global__ void __launch_bounds__(kWarps * kWarpSize)
   const int b_col = ((lane / 8) % 2) * 8;
 
   for (int step = 0; step < steps; ++step) {
-    if constexpr (kStages == 1) {
-      // No prefetch: wait until everyone is done with the previous tile, load this one.
-      __syncthreads();
-      load_kv_step(step);
-      cp_async_wait<0>();
-      __syncthreads();
-    } else {
-      // This step's tile has landed once at most stages − 2 newer groups are pending. After
-      // the barrier every warp is also done with step − 1 (its KV stage, scores and probs),
-      // so that stage can be refilled with step + stages − 1 right away: one barrier serves
-      // both purposes.
-      cp_async_wait<kStages - 2>();
-      __syncthreads();
-      load_kv_step(step + kStages - 1);
-    }
+    // Everyone is done with step-1 (its KV stage, scores and probs), so the stage it used
+    // may be refilled with step + stages − 1 while this step's tile lands.
+    __syncthreads();
+    load_kv_step(step + kStages - 1);
+    cp_async_wait<kStages - 1>();
+    __syncthreads();
     const bf16* kv_tile = smem.kv + (step % kStages) * kBlockT * row_elems;
 
     // ---- S = Q·Kᵀ over this warp's slice of d_qk -------------------------------------
-    // Fragments are double-buffered: the ldmatrix of k-step i+1 is issued before the MMAs
-    // of k-step i, so shared-memory latency overlaps tensor-core work even with few warps.
     float score_acc[T::kWarpMTiles][T::kWarpNTiles][4] = {};
-    std::uint32_t a_frag[2][T::kWarpMTiles][4];
-    std::uint32_t b_frag[2][T::kWarpNTiles][2];
-    auto load_score_fragments = [&](int buffer, int k) {
+#pragma unroll 2
+    for (int k = k_begin; k < k_begin + k_steps_per_warp * kMmaK; k += kMmaK) {
+      std::uint32_t a_frag[T::kWarpMTiles][4];
 #pragma unroll
       for (int m = 0; m < T::kWarpMTiles; ++m) {
         const int row = (score_warp_m * T::kWarpMTiles + m) * kMmaM + a_row;
-        ldmatrix_x4(a_frag[buffer][m], smem_address(smem.q + row * row_elems + k + a_col));
+        ldmatrix_x4(a_frag[m], smem_address(smem.q + row * row_elems + k + a_col));
       }
-      if constexpr (T::kWarpNTiles % 2 == 0) {
-        // Two n-tiles per ldmatrix.x4: lanes 16-31 address the second tile's tokens.
 #pragma unroll
-        for (int n = 0; n < T::kWarpNTiles; n += 2) {
-          const int token = (score_warp_n * T::kWarpNTiles + n + lane / 16) * kMmaN + b_row;
-          std::uint32_t pair[4];
-          ldmatrix_x4(pair, smem_address(kv_tile + token * row_elems + k + b_col));
-          b_frag[buffer][n][0] = pair[0];
-          b_frag[buffer][n][1] = pair[1];
-          b_frag[buffer][n + 1][0] = pair[2];
-          b_frag[buffer][n + 1][1] = pair[3];
-        }
-      } else {
+      for (int n = 0; n < T::kWarpNTiles; ++n) {
+        const int token = (score_warp_n * T::kWarpNTiles + n) * kMmaN + b_row;
+        std::uint32_t b_frag[2];
+        ldmatrix_x2(b_frag, smem_address(kv_tile + token * row_elems + k + b_col));
 #pragma unroll
-        for (int n = 0; n < T::kWarpNTiles; ++n) {
-          const int token = (score_warp_n * T::kWarpNTiles + n) * kMmaN + b_row;
-          ldmatrix_x2(b_frag[buffer][n], smem_address(kv_tile + token * row_elems + k + b_col));
-        }
-      }
-    };
-    auto multiply_scores = [&](int buffer) {
-#pragma unroll
-      for (int n = 0; n < T::kWarpNTiles; ++n)
-#pragma unroll
-        for (int m = 0; m < T::kWarpMTiles; ++m)
-          mma_bf16_16816(score_acc[m][n], a_frag[buffer][m], b_frag[buffer][n]);
-    };
-    // Two k-steps per iteration, so each buffer index is a compile-time constant and the
-    // fragments stay in registers.
-    load_score_fragments(0, k_begin);
-    for (int i = 0; i < k_steps_per_warp; i += 2) {
-      const bool has_odd = i + 1 < k_steps_per_warp;
-      if (has_odd) load_score_fragments(1, k_begin + (i + 1) * kMmaK);
-      multiply_scores(0);
-      if (has_odd) {
-        if (i + 2 < k_steps_per_warp) load_score_fragments(0, k_begin + (i + 2) * kMmaK);
-        multiply_scores(1);
+        for (int m = 0; m < T::kWarpMTiles; ++m) mma_bf16_16816(score_acc[m][n], a_frag[m], b_frag);
       }
     }
     // Partial scores to shared memory; the k-slices are summed by the softmax below.
