@@ -130,11 +130,10 @@ std::optional<DeviceInfo> query_device(std::string* why_not) {
 }
 
 std::string git_commit() {
-#ifdef MLALAB_GIT_COMMIT
-  return MLALAB_GIT_COMMIT;
-#else
-  return "unknown";
-#endif
+  // Written at every build by cmake/git_commit.cmake.
+  return
+#include "git_commit.inc"
+      ;
 }
 
 }  // namespace mlalab::bench

@@ -6,12 +6,9 @@
 #include <exception>
 
 #include "bench/cuda_raii.h"
+#include "bench/device_info.h"
 #include "cli/bench_command.h"
 #include "cli/configs_command.h"
-
-#ifndef MLALAB_VERSION
-#define MLALAB_VERSION "0.1"  // CMakeLists.txt's project() version when not passed in
-#endif
 
 namespace {
 
@@ -45,7 +42,7 @@ int main(int argc, char** argv) {
   CLI::App app{kDescription, "mlalab"};
   app.footer(kFooter);
   app.set_version_flag("--version", fmt::format("mlalab {} (commit {})", MLALAB_VERSION,
-                                                MLALAB_GIT_COMMIT));
+                                                mlalab::bench::git_commit()));
   app.require_subcommand(1);
 
   int exit_code = 0;
