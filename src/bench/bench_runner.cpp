@@ -15,6 +15,7 @@
 #include "bench/check.h"
 #include "bench/cuda_raii.h"
 #include "bench/device_info.h"
+#include "bench/device_problem.h"
 #include "bench/median.h"
 #include "bench/problem.h"
 #include "kernels/cpu/cpu_backend.h"
@@ -29,20 +30,10 @@ constexpr std::size_t kBf16Bytes = sizeof(bf16);
 constexpr double kBytesPerGB = 1e9;
 constexpr double kFlopsPerTflop = 1e12;
 constexpr double kMicrosPerSecond = 1e6;
-constexpr double kMicrosPerMilli = 1e3;
 constexpr double kPercent = 100.0;
 constexpr int kFlopsPerMac = 2;
 // L2 must hold none of a call's KV when it starts: the replicas together span this many L2s.
 constexpr std::size_t kL2SpanFactor = 4;
-// Replays before timing: the first pays for instantiation upload and clock ramp-up.
-constexpr int kWarmupReplays = 3;
-// Replica offsets keep cudaMalloc's own alignment, so every replica is laid out exactly like
-// a separate allocation (the kernels need at least 16-byte alignment).
-constexpr std::size_t kReplicaAlignBytes = 256;
-
-std::size_t round_up(std::size_t value, std::size_t multiple) {
-  return (value + multiple - 1) / multiple * multiple;
-}
 
 bool is_power_of_two(int value) { return value > 0 && (value & (value - 1)) == 0; }
 
@@ -91,108 +82,7 @@ BenchRow row_skeleton(const BenchRequest& request, std::string variant, int batc
                   .page_size = request.page_size};
 }
 
-// The reference for one problem, computed on first use and shared by every variant.
-class LazyReference {
- public:
-  LazyReference(HostProblem& problem, std::vector<int> indices, std::ostream* progress)
-      : problem_(problem), indices_(std::move(indices)), progress_(progress) {}
-
-  const kernels::ReferenceResult& get() {
-    if (!result_) {
-      const DecodeParams params = problem_.params();
-      report_progress(progress_, fmt::format("  fp64 reference on {} of {} sequences",
-                                             indices_.empty() ? params.batch : indices_.size(),
-                                             params.batch));
-      result_ = kernels::reference_decode(params, indices_);
-    }
-    return *result_;
-  }
-  std::span<const int> indices() const { return indices_; }
-
- private:
-  HostProblem& problem_;
-  std::vector<int> indices_;
-  std::ostream* progress_;
-  std::optional<kernels::ReferenceResult> result_;
-};
-
-// Compares an output with the reference; the failure text when it disagrees.
-std::optional<std::string> mismatch(const HostProblem& problem, std::span<const bf16> out,
-                                    std::span<const float> lse, LazyReference& reference) {
-  const CheckResult check =
-      check_against_reference(problem, out, lse, reference.get(), reference.indices());
-  if (check.passed) return std::nullopt;
-  return fmt::format("{} (max rel err out {:.3g}, lse {:.3g})", check.first_failure,
-                     check.max_rel_err_out, check.max_rel_err_lse);
-}
-
 // ---- CUDA backend -------------------------------------------------------------------------
-
-// The device copy of one problem: shared tables and outputs, and R replicas of (q, kv_cache)
-// in one allocation; params(r) points at replica r.
-class DeviceProblem {
- public:
-  DeviceProblem(HostProblem& host, std::size_t l2_bytes)
-      : host_params_(host.params()),
-        page_table_(DeviceBuffer<std::int32_t>::from_host(host.page_table)),
-        seq_lens_(DeviceBuffer<std::int32_t>::from_host(host.seq_lens)),
-        out_(host.out.size()),
-        lse_(host.lse.size()) {
-    if (!host.sinks.empty()) sinks_ = DeviceBuffer<float>::from_host(host.sinks);
-    q_elems_ = host.q.size();
-    kv_elems_ = host.kv_cache.size();
-    const std::size_t alignment_elems = kReplicaAlignBytes / kBf16Bytes;
-    kv_offset_ = round_up(q_elems_, alignment_elems);
-    replica_elems_ = round_up(kv_offset_ + kv_elems_, alignment_elems);
-    replicas_ = replica_count(replica_elems_ * kBf16Bytes, l2_bytes);
-    inputs_ = DeviceBuffer<bf16>(replica_elems_ * replicas_);
-    MLALAB_CUDA_TRY(cudaMemcpy(inputs_.data(), host.q.data(), q_elems_ * kBf16Bytes,
-                               cudaMemcpyHostToDevice));
-    MLALAB_CUDA_TRY(cudaMemcpy(inputs_.data() + kv_offset_, host.kv_cache.data(),
-                               kv_elems_ * kBf16Bytes, cudaMemcpyHostToDevice));
-    // The other replicas are device-side copies of the first: far faster than re-uploading.
-    for (int r = 1; r < replicas_; ++r) {
-      MLALAB_CUDA_TRY(cudaMemcpy(inputs_.data() + r * replica_elems_, inputs_.data(),
-                                 replica_elems_ * kBf16Bytes, cudaMemcpyDeviceToDevice));
-    }
-  }
-
-  int replicas() const { return replicas_; }
-
-  DecodeParams params(int replica) const {
-    DecodeParams params = host_params_;
-    const bf16* base = inputs_.data() + replica * replica_elems_;
-    params.q = base;
-    params.kv_cache = base + kv_offset_;
-    params.page_table = page_table_.data();
-    params.seq_lens = seq_lens_.data();
-    params.sink_logits = sinks_.size() > 0 ? sinks_.data() : nullptr;
-    params.out = out_.data();
-    params.lse = lse_.data();
-    return params;
-  }
-
-  void upload_outputs(const HostProblem& host) {
-    out_.upload(host.out);
-    lse_.upload(host.lse);
-  }
-  std::vector<bf16> download_out() const { return out_.download(); }
-  std::vector<float> download_lse() const { return lse_.download(); }
-
- private:
-  DecodeParams host_params_;
-  DeviceBuffer<std::int32_t> page_table_;
-  DeviceBuffer<std::int32_t> seq_lens_;
-  DeviceBuffer<float> sinks_;
-  DeviceBuffer<bf16> out_;
-  DeviceBuffer<float> lse_;
-  DeviceBuffer<bf16> inputs_;
-  std::size_t q_elems_ = 0;
-  std::size_t kv_elems_ = 0;
-  std::size_t kv_offset_ = 0;
-  std::size_t replica_elems_ = 0;
-  int replicas_ = 0;
-};
 
 // Why a variant cannot run here, or nullopt with its resident CTAs per SM.
 std::optional<std::string> infeasibility(const kernels::Variant& variant, int d_qk,
@@ -261,49 +151,16 @@ void bench_variant(const SelectedVariant& selected, const BenchRequest& request,
   DeviceBuffer<std::byte> workspace(plan.workspace_bytes);
 
   // Validate: one call on poisoned outputs, so entries the kernel never writes fail the check.
-  host.poison_outputs();
-  device_problem.upload_outputs(host);
-  if (const cudaError_t status = kernels::launch(device_problem.params(0), config, plan,
-                                                 workspace.data(), stream);
-      status != cudaSuccess) {
-    cudaGetLastError();
-    row.status = RowStatus::kInvalid;
-    row.detail = fmt::format("launch failed: {}", cudaGetErrorString(status));
-    return;
-  }
-  if (const cudaError_t status = cudaStreamSynchronize(stream); status != cudaSuccess) {
-    row.status = RowStatus::kInvalid;
-    row.detail = fmt::format("kernel failed: {}", cudaGetErrorString(status));
-    return;
-  }
-  const auto out = device_problem.download_out();
-  const auto lse = device_problem.download_lse();
-  if (auto failure = mismatch(host, out, lse, reference)) {
+  if (auto failure = validate_on_device(host, device_problem, config, plan, workspace.data(),
+                                        stream, reference)) {
     row.status = RowStatus::kInvalid;
     row.detail = std::move(*failure);
     return;
   }
 
   // Time: one graph calls the variant once per replica, so every call reads its KV from HBM.
-  const int replicas = device_problem.replicas();
-  CudaGraph graph;
-  graph.capture(stream, [&](cudaStream_t capture_stream) {
-    for (int r = 0; r < replicas; ++r) {
-      MLALAB_CUDA_TRY(kernels::launch(device_problem.params(r), config, plan, workspace.data(),
-                                      capture_stream));
-    }
-  });
-  for (int replay = 0; replay < kWarmupReplays; ++replay) graph.replay(stream);
-  CudaEvent start;
-  CudaEvent stop;
-  std::vector<double> samples_us;
-  samples_us.reserve(request.timed_runs);
-  for (int run = 0; run < request.timed_runs; ++run) {
-    start.record(stream);
-    graph.replay(stream);
-    stop.record(stream);
-    samples_us.push_back(CudaEvent::elapsed_ms(start, stop) * kMicrosPerMilli / replicas);
-  }
+  ReplicaTimer timer(device_problem, config, plan, workspace.data(), stream);
+  std::vector<double> samples_us = timer.time_calls_us(request.timed_runs);
   row.samples = request.timed_runs;
   row.us = median(std::move(samples_us));
   const RowMetrics metrics = row_metrics(host.seq_lens, row.heads, request.layout, row.us);
@@ -334,7 +191,7 @@ void bench_cpu_problem(const BenchRequest& request, int threads, HostProblem& pr
     return;
   }
   const double first_seconds = seconds_since(first_start);
-  if (auto failure = mismatch(problem, problem.out, problem.lse, reference)) {
+  if (auto failure = reference_mismatch(problem, problem.out, problem.lse, reference)) {
     row.status = RowStatus::kInvalid;
     row.detail = std::move(*failure);
     return;

@@ -7,8 +7,10 @@
 
 #include "bench/cuda_raii.h"
 #include "bench/device_info.h"
+#include "cli/ab_command.h"
 #include "cli/bench_command.h"
 #include "cli/configs_command.h"
+#include "cli/verify_command.h"
 
 namespace {
 
@@ -31,6 +33,8 @@ constexpr const char* kFooter =
     "  mlalab configs --smem-limit 101376  ... and which ones a 99 KiB GPU prunes\n"
     "  mlalab bench                        validate and time the default variant\n"
     "  mlalab bench --variant all --batch 1,64 --context 4096 --json results.json\n"
+    "  mlalab ab experiments/occupancy.toml  A/B-test the study's knobs over a concurrency sweep\n"
+    "  mlalab verify results/<run>/fingerprint.json  is this build what was measured?\n"
     "\n"
     "Run 'mlalab <subcommand> --help' for a subcommand's options.\n"
     "Exit status: 0 success; 1 a run failed (e.g. a variant did not match the reference);\n"
@@ -48,6 +52,8 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   mlalab::cli::add_configs_command(app, exit_code);
   mlalab::cli::add_bench_command(app, exit_code);
+  mlalab::cli::add_verify_command(app, exit_code);
+  mlalab::cli::add_ab_command(app, exit_code);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,82 @@
+#pragma once
+// Everything one `mlalab ab` run measured and concluded: the result model that the report
+// writers read (and nothing below it). results.json is this record, raw samples included, so
+// another tool can recompute every figure.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ab/experiment.h"
+#include "ab/verdict.h"
+
+namespace mlalab::ab {
+
+// The arms as measured: the baseline twice (A and A′), then each variant.
+enum class ArmRole { kBaseline, kBaselineRepeat, kVariant };
+
+struct ArmRecord {
+  std::string name;        // "baseline", "baseline (A′)", or the variant's name
+  ArmRole role = ArmRole::kVariant;
+  Arm arm;                 // its declared config
+  std::string config_text; // one line, e.g. "h16_t16_w4_s2 target_ctas:512"
+  std::string code_hash;   // kernel arms: SHA-256 of the variant's SASS; commands: of the command line
+  bool valid = true;       // false: failed the reference check at some sweep point, never timed
+  std::string invalid_reason;
+};
+
+struct Sample {
+  int point = 0;           // index into RunRecord::points
+  int round = 0;
+  int order = 0;           // position of this arm within its round (after shuffling)
+  int arm = 0;             // index into RunRecord::arms
+  double value = 0.0;      // metric: kernel arms, throughput in sequences/s (batch / time)
+  double time_us = 0.0;    // kernel arms: median time of the sample's launches; 0 for commands
+  int sm_clock_mhz = -1;   // read right after the sample; -1 when unavailable
+  bool throttled = false;  // excluded from the statistics
+};
+
+struct PointRecord {
+  int concurrency = 0;
+  std::vector<int> context_lengths;  // the lengths of the batch's requests at this point
+  int splits = 0;                    // kernel baseline's split count here (for the report)
+  int rounds = 0;
+  int throttled_samples = 0;
+  StopReason stop_reason = StopReason::kKeepGoing;  // kKeepGoing: the run ended before it stopped
+  std::string stop_text;
+  double elapsed_s = 0.0;
+};
+
+struct EnvironmentRecord {
+  std::string backend;        // "cuda" or "cpu"
+  std::string gpu;            // or "cpu (N threads)"
+  int sm_count = 0;
+  int sm_clock_mhz = -1;      // at start
+  int max_sm_clock_mhz = -1;
+  int mem_clock_mhz = -1;
+  std::string driver;
+  std::string cuda_runtime;
+  std::string commit;
+  std::string host;
+};
+
+struct RunRecord {
+  Experiment experiment;
+  EnvironmentRecord environment;
+  std::vector<ArmRecord> arms;
+  std::vector<PointRecord> points;
+  std::vector<Sample> samples;
+  std::string started_utc;    // ISO 8601
+  double elapsed_s = 0.0;
+  bool partial = false;       // interrupted (Ctrl-C) or out of budget before every point stopped
+  std::string partial_reason;
+  std::uint64_t seed = 0;     // the run's seed (order shuffles, bootstrap)
+  std::string command_line;   // how to reproduce
+  std::optional<SweepResult> analysis;  // absent when too little was measured
+};
+
+// The statistics over a record's samples: the SweepSamples view of its non-throttled samples
+// (kernel metric: throughput, higher is better), analysed with the experiment's settings.
+SweepSamples sweep_samples(const RunRecord& record);
+
+}  // namespace mlalab::ab

@@ -1,0 +1,751 @@
+#include "ab/runner.h"
+
+#include <signal.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <limits>
+#include <memory>
+#include <ostream>
+#include <utility>
+
+#include "ab/arms.h"
+#include "ab/environment.h"
+#include "ab/sha256.h"
+#include "bench/bench_runner.h"
+#include "bench/device_info.h"
+
+namespace mlalab::ab {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr double kSecondsPerMinute = 60.0;
+// A command arm whose samples fail this many times in a row is INVALID: one failure is a
+// warning (a flaky run), three in a row is a broken arm, not bad luck.
+constexpr int kMaxConsecutiveFailures = 3;
+// Without a terminal, one progress line per this many seconds keeps a log readable.
+constexpr double kProgressIntervalS = 5.0;
+// Key of the generator of the arms' order per round ("ordr"), so that it draws a stream of
+// its own from the run's seed, apart from the bootstrap's.
+constexpr std::uint32_t kOrderStream = 0x6f726472;
+// The first point's round count for the ETA, before any point has finished.
+constexpr int kFirstPointRoundsGuessDivisor = 2;  // max_rounds / 2
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string signal_text(int signal_number) {
+  switch (signal_number) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGHUP:
+      return "SIGHUP";
+    default:
+      return "a stop request";
+  }
+}
+
+// A uniform draw from [0, n), unbiased: rejects the 2^64 mod n lowest values.
+std::uint64_t bounded(std::mt19937_64& generator, std::uint64_t n) {
+  const std::uint64_t threshold = (0 - n) % n;
+  while (true) {
+    const std::uint64_t draw = generator();
+    if (draw >= threshold) return draw % n;
+  }
+}
+
+std::mt19937_64 keyed_generator(std::uint64_t seed, std::uint32_t stream, int key) {
+  std::seed_seq sequence{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
+                         stream, static_cast<std::uint32_t>(key)};
+  return std::mt19937_64(sequence);
+}
+
+// Progress on a terminal (one line rewritten in place) or in a log (a line every few seconds),
+// and notes (warnings, finished points) on lines of their own.
+class Progress {
+ public:
+  Progress(std::ostream* out, bool in_place) : out_(out), in_place_(in_place) {}
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+  ~Progress() { clear(); }
+
+  void status(const std::string& line) {
+    if (!out_) return;
+    if (in_place_) {
+      *out_ << '\r' << line << "\x1b[K" << std::flush;
+      shown_ = true;
+    } else if (!last_status_ || seconds_since(*last_status_) >= kProgressIntervalS) {
+      *out_ << line << std::endl;
+      last_status_ = Clock::now();
+    }
+  }
+
+  void note(const std::string& line) {
+    if (!out_) return;
+    clear();
+    *out_ << line << std::endl;
+  }
+
+  void clear() {
+    if (out_ && shown_) *out_ << "\r\x1b[K" << std::flush;
+    shown_ = false;
+  }
+
+ private:
+  std::ostream* out_;
+  bool in_place_;
+  bool shown_ = false;
+  std::optional<Clock::time_point> last_status_;
+};
+
+std::string point_label(std::size_t index, std::size_t count, int concurrency) {
+  return fmt::format("[point {}/{} C={}]", index + 1, count, concurrency);
+}
+
+enum class PointEnd { kStopped, kInterrupted, kBaselineInvalid, kError };
+
+class Run {
+ public:
+  Run(const Experiment& experiment, const RunOptions& options, const StoppingRule& rule)
+      : experiment_(experiment),
+        options_(options),
+        rule_(rule),
+        progress_(options.progress, options.progress_in_place) {}
+
+  RunOutcome run();
+
+ private:
+  void set_up();
+  void add_arm(const Arm& arm, std::string name, ArmRole role);
+  PointEnd measure_point(std::size_t index, double allotment_s);
+  // A kernel arm's harness error: the run's error when the CUDA context is gone, else nullopt.
+  std::optional<std::string> context_lost(const std::string& what);
+  void invalidate(std::size_t arm, const PointRecord& point, const std::string& reason);
+  void read_clock(std::size_t first_sample);
+  StopDecision decide(std::size_t index, double elapsed_s) const;
+  double eta_s(std::size_t index, int rounds, double point_elapsed_s, double rounds_elapsed_s,
+               double allotment_s) const;
+  void checkpoint(std::size_t finished_points);
+  void finish(RunRecord& record, bool partial, std::string reason) const;
+  bool stop_requested() const {
+    return options_.stop_signal != nullptr && options_.stop_signal->load() != 0;
+  }
+  std::string stop_text() const {
+    return "interrupted by " + signal_text(options_.stop_signal ? options_.stop_signal->load() : 0);
+  }
+  bool baseline_valid() const { return record_.arms[0].valid && record_.arms[1].valid; }
+
+  const Experiment& experiment_;
+  const RunOptions& options_;
+  const StoppingRule& rule_;
+  Progress progress_;
+  Clock::time_point start_ = Clock::now();
+  Clock::time_point deadline_;
+  std::optional<bench::DeviceInfo> device_;
+  std::unique_ptr<KernelBackend> backend_;  // null when no arm is a kernel arm
+  RunRecord record_;
+  std::vector<int> failures_in_a_row_;      // per arm
+  std::optional<std::string> error_;
+  bool read_clocks_ = false;
+  int peak_clock_mhz_ = -1;
+  int finished_points_ = 0;
+  int finished_rounds_ = 0;
+};
+
+void Run::add_arm(const Arm& arm, std::string name, ArmRole role) {
+  ArmRecord arm_record;
+  arm_record.name = std::move(name);
+  arm_record.role = role;
+  arm_record.arm = arm;
+  arm_record.config_text = arm_config_text(arm);
+  if (const auto* kernel = std::get_if<KernelArm>(&arm.config)) {
+    arm_record.code_hash = backend_->code_hash(*kernel);
+    if (backend_->name() == "cpu" && kernel->variant != kCpuVariant) {
+      // A cuda experiment run with --backend cpu: say what actually ran.
+      Arm on_cpu = arm;
+      std::get<KernelArm>(on_cpu.config).variant = kCpuVariant;
+      arm_record.config_text =
+          fmt::format("{} (declared: {})", arm_config_text(on_cpu), arm_config_text(arm));
+    }
+  } else {
+    arm_record.code_hash = sha256_hex(std::get<CommandArm>(arm.config).command);
+  }
+  record_.arms.push_back(std::move(arm_record));
+}
+
+void Run::set_up() {
+  try {
+    validate(experiment_.stats);
+  } catch (const std::invalid_argument& error) {
+    throw RunSetupError(error.what());
+  }
+  if (experiment_.backend != "cuda" && experiment_.backend != "cpu") {
+    throw RunSetupError(fmt::format("backend '{}': allowed cuda or cpu", experiment_.backend));
+  }
+  if (!(experiment_.measure.max_minutes > 0)) {
+    throw RunSetupError(fmt::format("max_minutes {} is not > 0", experiment_.measure.max_minutes));
+  }
+  if (experiment_.measure.launches_per_sample < 1) {
+    throw RunSetupError(fmt::format("launches_per_sample {} is not ≥ 1",
+                                    experiment_.measure.launches_per_sample));
+  }
+  if (experiment_.sweep.concurrency.empty()) {
+    throw RunSetupError("the sweep has no concurrency");
+  }
+
+  std::vector<const Arm*> arms = {&experiment_.baseline};
+  for (const Arm& variant : experiment_.variants) arms.push_back(&variant);
+  const bool any_kernel = std::any_of(arms.begin(), arms.end(),
+                                      [](const Arm* arm) { return arm->is_kernel(); });
+  const bool cuda = experiment_.backend == "cuda";
+  if (cuda) {
+    for (const Arm* arm : arms) {
+      const auto* kernel = std::get_if<KernelArm>(&arm->config);
+      if (kernel && kernel->variant == kCpuVariant) {
+        throw RunSetupError(fmt::format(
+            "arm '{}' runs the CPU backend (variant \"cpu\"), which the cuda backend cannot "
+            "run; run the experiment with --backend cpu",
+            arm->name));
+      }
+    }
+    std::string why_not;
+    device_ = bench::query_device(&why_not);
+    if (!device_ && any_kernel) {
+      throw RunSetupError(fmt::format(
+          "no usable CUDA device ({}): this experiment runs its kernels on the cuda backend; "
+          "run it on the CPU backend with --backend cpu",
+          why_not));
+    }
+  }
+  if (any_kernel) {
+    try {
+      backend_ = cuda ? make_cuda_backend(*device_) : make_cpu_backend();
+    } catch (const std::exception& error) {
+      throw RunSetupError(fmt::format("cannot use the CUDA device: {}", error.what()));
+    }
+  }
+  if (!cuda && any_kernel &&
+      std::any_of(arms.begin(), arms.end(), [](const Arm* arm) {
+        const auto* kernel = std::get_if<KernelArm>(&arm->config);
+        return kernel && kernel->variant != kCpuVariant;
+      })) {
+    progress_.note(
+        "note: backend cpu: every kernel arm runs the CPU backend with its cpu_threads; "
+        "variant names and split policies choose CUDA kernels and are ignored");
+  }
+
+  record_.experiment = experiment_;
+  record_.environment = device_ ? cuda_environment(*device_) : cpu_environment();
+  record_.environment.backend = experiment_.backend;
+  record_.started_utc = iso8601_utc(options_.started);
+  record_.seed = experiment_.stats.seed;
+  record_.command_line = options_.command_line;
+  add_arm(experiment_.baseline, experiment_.baseline.name, ArmRole::kBaseline);
+  add_arm(experiment_.baseline, experiment_.baseline.name + " (A′)", ArmRole::kBaselineRepeat);
+  for (const Arm& variant : experiment_.variants) {
+    add_arm(variant, variant.name, ArmRole::kVariant);
+  }
+  failures_in_a_row_.assign(record_.arms.size(), 0);
+  for (const int concurrency : experiment_.sweep.concurrency) {
+    PointRecord point;
+    point.concurrency = concurrency;
+    point.stop_text = "not measured";
+    try {
+      point.context_lengths = sample_context_lengths(experiment_.sweep.context, concurrency);
+    } catch (const std::invalid_argument& error) {
+      throw RunSetupError(fmt::format("sweep.context: {}", error.what()));
+    }
+    record_.points.push_back(std::move(point));
+  }
+  // The SM clock is read with nvidia-smi, for GPU runs only.
+  read_clocks_ = cuda && device_.has_value();
+}
+
+std::optional<std::string> Run::context_lost(const std::string& what) {
+  if (backend_ && !backend_->usable()) {
+    return fmt::format("the CUDA context was lost ({}); nothing more can run on this GPU", what);
+  }
+  return std::nullopt;
+}
+
+void Run::invalidate(std::size_t arm, const PointRecord& point, const std::string& reason) {
+  ArmRecord& arm_record = record_.arms[arm];
+  arm_record.valid = false;
+  arm_record.invalid_reason = fmt::format("at concurrency {}: {}", point.concurrency, reason);
+  progress_.note(fmt::format("INVALID: arm '{}' {}", arm_record.name, arm_record.invalid_reason));
+}
+
+void Run::read_clock(std::size_t first_sample) {
+  if (!read_clocks_ || first_sample == record_.samples.size()) return;
+  const int mhz = bench::read_sm_clock_mhz();
+  if (mhz <= 0) {
+    read_clocks_ = false;
+    progress_.note("note: the SM clock cannot be read (nvidia-smi): throttling is not detected");
+    return;
+  }
+  peak_clock_mhz_ = std::max(peak_clock_mhz_, mhz);
+  const bool throttled = mhz < experiment_.measure.throttle_fraction * peak_clock_mhz_;
+  for (std::size_t s = first_sample; s < record_.samples.size(); ++s) {
+    Sample& sample = record_.samples[s];
+    sample.sm_clock_mhz = mhz;
+    sample.throttled = throttled;
+    if (throttled) ++record_.points[sample.point].throttled_samples;
+  }
+}
+
+StopDecision Run::decide(std::size_t index, double elapsed_s) const {
+  const SweepSamples sweep = sweep_samples(record_);
+  const int concurrency = record_.points[index].concurrency;
+  for (std::size_t p = 0; p < sweep.points.size(); ++p) {
+    if (sweep.points[p].concurrency != concurrency) continue;
+    PointState state = point_state(sweep, p, elapsed_s, experiment_.stats);
+    state.rounds = std::max(state.rounds, record_.points[index].rounds);
+    return rule_.decide(state);
+  }
+  // No sample at all yet (every one failed): the rule still sees the rounds and the time.
+  return rule_.decide(PointState{
+      .rounds = record_.points[index].rounds, .elapsed_s = elapsed_s, .comparisons = {}});
+}
+
+double Run::eta_s(std::size_t index, int rounds, double point_elapsed_s, double rounds_elapsed_s,
+                  double allotment_s) const {
+  const Settings& stats = experiment_.stats;
+  const double round_s = rounds > 0 ? rounds_elapsed_s / rounds : 0.0;
+  const double preparation_s = point_elapsed_s - rounds_elapsed_s;
+  const int expected_rounds =
+      finished_points_ > 0
+          ? std::max(1, finished_rounds_ / finished_points_)
+          : std::max(stats.min_rounds, stats.max_rounds / kFirstPointRoundsGuessDivisor);
+  const double current_s = std::min(std::max(expected_rounds - rounds, 1) * round_s,
+                                    std::max(0.0, allotment_s - point_elapsed_s));
+  const std::size_t points_after = record_.points.size() - index - 1;
+  const double remaining_s = std::chrono::duration<double>(deadline_ - Clock::now()).count();
+  const double per_point_s =
+      std::min({expected_rounds * round_s + preparation_s, stats.time_budget_s,
+                points_after > 0 ? (remaining_s - current_s) / points_after : 0.0});
+  return std::clamp(current_s + points_after * std::max(0.0, per_point_s), 0.0,
+                    std::max(0.0, remaining_s));
+}
+
+PointEnd Run::measure_point(std::size_t index, double allotment_s) {
+  const auto point_start = Clock::now();
+  PointRecord& point = record_.points[index];
+  const std::string label = point_label(index, record_.points.size(), point.concurrency);
+  point.stop_text = "interrupted before its first round";
+  const auto finish_point = [&] { point.elapsed_s = seconds_since(point_start); };
+
+  const bool any_kernel = std::any_of(record_.arms.begin(), record_.arms.end(),
+                                      [](const ArmRecord& arm) {
+                                        return arm.valid && arm.arm.is_kernel();
+                                      });
+  // Arms refer to the kernel point's problem, so they are declared after it: destroyed first.
+  std::unique_ptr<KernelPoint> kernel_point;
+  std::vector<std::unique_ptr<PreparedArm>> prepared(record_.arms.size());
+  if (any_kernel) {
+    progress_.status(fmt::format("{} building the problem and checking the kernel arms against "
+                                 "the fp64 reference", label));
+    try {
+      kernel_point = backend_->begin_point(PointWorkload{
+          .layout = experiment_.sweep.layout,
+          .num_heads = experiment_.sweep.heads,
+          .page_size = experiment_.sweep.page_size,
+          .context_lengths = point.context_lengths,
+          .seed = experiment_.sweep.context.seed + static_cast<std::uint64_t>(point.concurrency),
+          .launches_per_sample = experiment_.measure.launches_per_sample});
+    } catch (const std::exception& error) {
+      error_ = fmt::format("{} cannot build the problem: {}", label, error.what());
+      finish_point();
+      return PointEnd::kError;
+    }
+  }
+
+  for (std::size_t a = 0; a < record_.arms.size(); ++a) {
+    ArmRecord& arm = record_.arms[a];
+    if (!arm.valid) continue;
+    if (stop_requested()) {
+      finish_point();
+      return PointEnd::kInterrupted;
+    }
+    Preparation preparation;
+    try {
+      if (const auto* kernel = std::get_if<KernelArm>(&arm.arm.config)) {
+        preparation = kernel_point->prepare(*kernel);
+      } else {
+        preparation = prepare_command_arm(std::get<CommandArm>(arm.arm.config), point.concurrency,
+                                          options_.stop_signal);
+      }
+    } catch (const std::exception& error) {
+      preparation.invalid_reason = fmt::format("preparing it failed: {}", error.what());
+    }
+    if (!preparation.arm) {
+      invalidate(a, point, preparation.invalid_reason);
+      if (arm.arm.is_kernel()) {
+        if (auto lost = context_lost(arm.name + ": " + preparation.invalid_reason)) {
+          error_ = std::move(lost);
+          finish_point();
+          return PointEnd::kError;
+        }
+      }
+      continue;
+    }
+    if (arm.role == ArmRole::kBaseline) point.splits = preparation.splits;
+    prepared[a] = std::move(preparation.arm);
+  }
+  if (!baseline_valid()) {
+    finish_point();
+    return PointEnd::kBaselineInvalid;
+  }
+  for (std::size_t a = 0; a < prepared.size(); ++a) {
+    if (!prepared[a]) continue;
+    try {
+      prepared[a]->warm_up();
+    } catch (const std::exception& error) {
+      if (auto lost = context_lost(record_.arms[a].name + ": " + error.what())) {
+        error_ = std::move(lost);
+        finish_point();
+        return PointEnd::kError;
+      }
+      invalidate(a, point, fmt::format("warm-up failed: {}", error.what()));
+      prepared[a].reset();
+    }
+  }
+  if (!baseline_valid()) {
+    finish_point();
+    return PointEnd::kBaselineInvalid;
+  }
+
+  const auto rounds_start = Clock::now();
+  std::mt19937_64 order_generator =
+      keyed_generator(experiment_.stats.seed, kOrderStream, point.concurrency);
+  for (int round = 0;; ++round) {
+    const auto round_start = Clock::now();
+    std::vector<int> active;
+    for (std::size_t a = 0; a < prepared.size(); ++a) {
+      if (prepared[a]) active.push_back(static_cast<int>(a));
+    }
+    const std::vector<int> order = shuffled(active, order_generator);
+    const std::size_t first_sample = record_.samples.size();
+    bool interrupted = false;
+    for (std::size_t position = 0; position < order.size(); ++position) {
+      if (stop_requested()) {
+        interrupted = true;
+        break;
+      }
+      const int a = order[position];
+      ArmRecord& arm = record_.arms[a];
+      Measurement measurement;
+      try {
+        measurement = prepared[a]->measure();
+      } catch (const std::exception& error) {
+        if (auto lost = context_lost(arm.name + ": " + error.what())) {
+          error_ = std::move(lost);
+          point.rounds = std::max(point.rounds, record_.samples.size() > first_sample ? round + 1
+                                                                                      : round);
+          finish_point();
+          return PointEnd::kError;
+        }
+        measurement.failure = error.what();
+      }
+      if (measurement.interrupted) {
+        interrupted = true;
+        break;
+      }
+      if (measurement.value) {
+        record_.samples.push_back(Sample{.point = static_cast<int>(index),
+                                         .round = round,
+                                         .order = static_cast<int>(position),
+                                         .arm = a,
+                                         .value = *measurement.value,
+                                         .time_us = measurement.time_us});
+        failures_in_a_row_[a] = 0;
+        continue;
+      }
+      ++failures_in_a_row_[a];
+      progress_.note(fmt::format("warning: {} arm '{}', round {}: {}; the sample is missing",
+                                 label, arm.name, round + 1, measurement.failure));
+      if (failures_in_a_row_[a] >= kMaxConsecutiveFailures) {
+        invalidate(a, point, fmt::format("{} samples in a row failed; the last: {}",
+                                         failures_in_a_row_[a], measurement.failure));
+        prepared[a].reset();
+      }
+    }
+    // A round counts once it has begun measuring; one stopped before its first sample not.
+    if (!interrupted || record_.samples.size() > first_sample) point.rounds = round + 1;
+    read_clock(first_sample);
+    if (interrupted) {
+      point.stop_text = fmt::format("{} after {} rounds", stop_text(), point.rounds);
+      finish_point();
+      return PointEnd::kInterrupted;
+    }
+    if (!baseline_valid()) {
+      finish_point();
+      return PointEnd::kBaselineInvalid;
+    }
+
+    const double rounds_elapsed_s = seconds_since(rounds_start);
+    const double point_elapsed_s = seconds_since(point_start);
+    const double round_s = seconds_since(round_start);
+    StopDecision decision = decide(index, rounds_elapsed_s);
+    // A round is never cut short, so the point ends when the next round, as long as this one,
+    // would end past its share: the run's later points keep theirs.
+    if (!decision.stop() && point_elapsed_s + round_s > allotment_s) {
+      decision.reason = StopReason::kTimeBudgetSpent;
+      decision.text =
+          allotment_s < experiment_.stats.time_budget_s
+              ? fmt::format("this point's share of the run's {:g}-minute budget ({}) spent "
+                            "after {} rounds",
+                            experiment_.measure.max_minutes, format_duration(allotment_s),
+                            point.rounds)
+              : fmt::format("time budget of {:g} s spent after {} rounds (preparation included)",
+                            experiment_.stats.time_budget_s, point.rounds);
+    }
+    if (decision.stop()) {
+      point.stop_reason = decision.reason;
+      point.stop_text = std::move(decision.text);
+      finish_point();
+      return PointEnd::kStopped;
+    }
+    point.stop_text = decision.text;
+    progress_.status(fmt::format(
+        "{} round {}, {} arms, est. {} left", label, point.rounds, active.size(),
+        format_duration(eta_s(index, point.rounds, point_elapsed_s, rounds_elapsed_s,
+                              allotment_s))));
+  }
+}
+
+void Run::finish(RunRecord& record, bool partial, std::string reason) const {
+  judge_throttling(record, experiment_.measure.throttle_fraction);
+  record.partial = partial;
+  record.partial_reason = partial ? std::move(reason) : std::string{};
+  record.elapsed_s = seconds_since(start_);
+  record.analysis = analyse(record);
+}
+
+void Run::checkpoint(std::size_t finished_points) {
+  if (!options_.on_checkpoint) return;
+  RunRecord snapshot = record_;
+  finish(snapshot, true,
+         fmt::format("in progress: {} of {} points measured", finished_points,
+                     record_.points.size()));
+  try {
+    options_.on_checkpoint(snapshot);
+  } catch (const std::exception& error) {
+    progress_.note(fmt::format("warning: writing the results so far failed: {}", error.what()));
+  }
+}
+
+RunOutcome Run::run() {
+  set_up();
+  if (options_.on_started) options_.on_started(record_);
+  deadline_ = start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                           experiment_.measure.max_minutes * kSecondsPerMinute));
+  std::string partial_reason;
+  const std::size_t count = record_.points.size();
+  for (std::size_t index = 0; index < count && partial_reason.empty(); ++index) {
+    const PointRecord& point = record_.points[index];
+    const std::string where = fmt::format("point {}/{} (C={})", index + 1, count,
+                                          point.concurrency);
+    if (stop_requested()) {
+      partial_reason = fmt::format("{} before {}", stop_text(), where);
+      break;
+    }
+    const double remaining_s = std::chrono::duration<double>(deadline_ - Clock::now()).count();
+    if (remaining_s <= 0) {
+      partial_reason = fmt::format("the run's budget of {:g} minutes was spent before {}",
+                                   experiment_.measure.max_minutes, where);
+      break;
+    }
+    const double allotment_s = std::min(experiment_.stats.time_budget_s,
+                                        remaining_s / static_cast<double>(count - index));
+    switch (measure_point(index, allotment_s)) {
+      case PointEnd::kStopped:
+        ++finished_points_;
+        finished_rounds_ += point.rounds;
+        progress_.note(fmt::format("{} done: {} ({}), {} throttled samples",
+                                   point_label(index, count, point.concurrency),
+                                   to_string(point.stop_reason), point.stop_text,
+                                   point.throttled_samples));
+        checkpoint(index + 1);
+        break;
+      case PointEnd::kInterrupted:
+        partial_reason = fmt::format("{} during {}", stop_text(), where);
+        progress_.note(partial_reason + ": analysing and writing what was measured");
+        break;
+      case PointEnd::kBaselineInvalid: {
+        record_.points[index].stop_text = "stopped: the baseline is INVALID";
+        const ArmRecord& bad = record_.arms[0].valid ? record_.arms[1] : record_.arms[0];
+        partial_reason = fmt::format("the baseline is INVALID ({}): nothing can be compared "
+                                     "after {}",
+                                     bad.invalid_reason, where);
+        break;
+      }
+      case PointEnd::kError:
+        record_.points[index].stop_text = "stopped by an error";
+        partial_reason = fmt::format("stopped by an error during {}: {}", where,
+                                     error_.value_or("unknown"));
+        break;
+    }
+  }
+  progress_.clear();
+  RunOutcome outcome{.record = std::move(record_), .error = error_};
+  finish(outcome.record, !partial_reason.empty(), partial_reason);
+  return outcome;
+}
+
+}  // namespace
+
+Experiment with_overrides(Experiment experiment, const Overrides& overrides) {
+  if (overrides.backend) {
+    if (*overrides.backend != "cuda" && *overrides.backend != "cpu") {
+      throw std::invalid_argument(
+          fmt::format("backend '{}': allowed cuda or cpu", *overrides.backend));
+    }
+    experiment.backend = *overrides.backend;
+  }
+  if (overrides.max_minutes) {
+    if (!(*overrides.max_minutes > 0)) {
+      throw std::invalid_argument(
+          fmt::format("max minutes {}: must be > 0", *overrides.max_minutes));
+    }
+    experiment.measure.max_minutes = *overrides.max_minutes;
+  }
+  if (overrides.seed) experiment.stats.seed = *overrides.seed;
+  return experiment;
+}
+
+RunOutcome run_experiment(const Experiment& experiment, const RunOptions& options,
+                          const StoppingRule& rule) {
+  Run run(experiment, options, rule);
+  return run.run();
+}
+
+RunOutcome run_experiment(const Experiment& experiment, const RunOptions& options) {
+  try {
+    validate(experiment.stats);
+  } catch (const std::invalid_argument& error) {
+    throw RunSetupError(error.what());
+  }
+  const PrecisionStoppingRule rule(experiment.stats);
+  return run_experiment(experiment, options, rule);
+}
+
+int exit_status(const RunOutcome& outcome) {
+  constexpr int kExitOk = 0;
+  constexpr int kExitRejected = 1;
+  constexpr int kExitError = 2;
+  if (outcome.error) return kExitError;
+  const RunRecord& record = outcome.record;
+  if (std::any_of(record.arms.begin(), record.arms.end(),
+                  [](const ArmRecord& arm) { return !arm.valid; })) {
+    return kExitRejected;
+  }
+  if (record.analysis &&
+      std::any_of(record.analysis->variants.begin(), record.analysis->variants.end(),
+                  [](const VariantResult& variant) {
+                    return variant.verdict == VariantVerdict::kRejected;
+                  })) {
+    return kExitRejected;
+  }
+  return kExitOk;
+}
+
+std::vector<std::string> conclusion_lines(const RunRecord& record) {
+  std::vector<std::string> lines;
+  for (const ArmRecord& arm : record.arms) {
+    if (arm.role != ArmRole::kVariant) {
+      if (!arm.valid) lines.push_back(fmt::format("{}: INVALID {}", arm.name, arm.invalid_reason));
+      continue;
+    }
+    if (!arm.valid) {
+      lines.push_back(fmt::format("{}: INVALID {}", arm.name, arm.invalid_reason));
+      continue;
+    }
+    const VariantResult* result = nullptr;
+    if (record.analysis) {
+      for (const VariantResult& variant : record.analysis->variants) {
+        if (variant.name == arm.name) result = &variant;
+      }
+    }
+    if (result == nullptr) {
+      lines.push_back(fmt::format("{}: no verdict (too little was measured)", arm.name));
+      continue;
+    }
+    std::string line = fmt::format("{}: {}", arm.name, to_string(result->verdict));
+    std::vector<std::string> where;
+    if (!result->faster_at.empty()) {
+      where.push_back(fmt::format("faster at C={}", fmt::join(result->faster_at, ", ")));
+    }
+    if (!result->slower_at.empty()) {
+      where.push_back(fmt::format("slower at C={}", fmt::join(result->slower_at, ", ")));
+    }
+    if (!where.empty()) line += fmt::format(" ({})", fmt::join(where, "; "));
+    lines.push_back(std::move(line));
+  }
+  if (record.partial) lines.push_back("partial run: " + record.partial_reason);
+  return lines;
+}
+
+std::vector<int> shuffled(std::vector<int> items, std::mt19937_64& generator) {
+  for (std::size_t i = items.size(); i > 1; --i) {
+    const auto j = static_cast<std::size_t>(bounded(generator, i));
+    std::swap(items[i - 1], items[j]);
+  }
+  return items;
+}
+
+void judge_throttling(RunRecord& record, double fraction) {
+  int peak = -1;
+  for (const Sample& sample : record.samples) peak = std::max(peak, sample.sm_clock_mhz);
+  for (PointRecord& point : record.points) point.throttled_samples = 0;
+  for (Sample& sample : record.samples) {
+    sample.throttled = sample.sm_clock_mhz > 0 && sample.sm_clock_mhz < fraction * peak;
+    if (sample.throttled && sample.point >= 0 &&
+        sample.point < static_cast<int>(record.points.size())) {
+      ++record.points[sample.point].throttled_samples;
+    }
+  }
+}
+
+std::optional<SweepResult> analyse(const RunRecord& record) {
+  const SweepSamples samples = sweep_samples(record);
+  if (samples.points.empty()) return std::nullopt;
+  try {
+    return analyze_sweep(samples, record.experiment.stats);
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;
+  }
+}
+
+std::string compact_utc(std::chrono::system_clock::time_point time) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(time);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  return fmt::format("{:04}{:02}{:02}T{:02}{:02}{:02}Z", utc.tm_year + 1900, utc.tm_mon + 1,
+                     utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec);
+}
+
+std::string iso8601_utc(std::chrono::system_clock::time_point time) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(time);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", utc.tm_year + 1900, utc.tm_mon + 1,
+                     utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec);
+}
+
+std::string format_duration(double seconds) {
+  constexpr long kSecondsPerHour = 3600;
+  constexpr long kMinute = 60;
+  const long total = std::lround(std::max(0.0, seconds));
+  if (total < kMinute) return fmt::format("{}s", total);
+  if (total < kSecondsPerHour) return fmt::format("{}m{:02}s", total / kMinute, total % kMinute);
+  return fmt::format("{}h{:02}m", total / kSecondsPerHour, (total % kSecondsPerHour) / kMinute);
+}
+
+}  // namespace mlalab::ab

@@ -1,0 +1,229 @@
+#include "cli/ab_command.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "ab/experiment.h"
+#include "ab/run_record.h"
+#include "ab/runner.h"
+#include "report/report_writer.h"
+
+namespace mlalab::cli {
+namespace {
+
+constexpr int kExitError = 2;
+constexpr const char* kDefaultOut = "results";
+// Folders of runs started in the same second get -2, -3, ...; past this many something is off.
+constexpr int kMaxFolderSuffix = 1000;
+constexpr int kSignalExitBase = 128;  // the shell's convention: killed by signal N → 128 + N
+
+// The signal that asked the run to stop (0: none). Set by the handler, read by the runner
+// between samples: a lock-free atomic is safe to touch from a signal handler.
+std::atomic<int> g_stop_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free);
+
+// The first Ctrl-C asks the run to stop cleanly (it analyses and writes what it measured);
+// a second one exits at once. The folder then holds every finished point (written after each).
+extern "C" void handle_stop_signal(int signal_number) {
+  int expected = 0;
+  if (g_stop_signal.compare_exchange_strong(expected, signal_number)) return;
+  constexpr char kMessage[] =
+      "\nmlalab ab: interrupted again: exiting now; the results folder holds every finished "
+      "sweep point\n";
+  [[maybe_unused]] const ssize_t written = write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
+  _exit(kSignalExitBase + signal_number);
+}
+
+// Installs the handler for SIGINT and SIGTERM for its lifetime, then puts back what was there.
+class StopSignalScope {
+ public:
+  StopSignalScope() {
+    g_stop_signal.store(0);
+    struct sigaction action {};
+    action.sa_handler = handle_stop_signal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &action, &previous_int_);
+    sigaction(SIGTERM, &action, &previous_term_);
+  }
+  StopSignalScope(const StopSignalScope&) = delete;
+  StopSignalScope& operator=(const StopSignalScope&) = delete;
+  ~StopSignalScope() {
+    sigaction(SIGINT, &previous_int_, nullptr);
+    sigaction(SIGTERM, &previous_term_, nullptr);
+  }
+
+ private:
+  struct sigaction previous_int_ {};
+  struct sigaction previous_term_ {};
+};
+
+struct AbOptions {
+  std::string experiment_path;
+  std::string out = kDefaultOut;
+  std::optional<double> max_minutes;
+  std::optional<std::uint64_t> seed;
+  std::optional<std::string> backend;
+};
+
+// The word as a shell reads it back: quoted unless it is plainly safe.
+std::string shell_quoted(const std::string& word) {
+  const bool plain = !word.empty() && word.find_first_not_of(
+                                          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                          "0123456789_./-=:,+@%") == std::string::npos;
+  if (plain) return word;
+  std::string quoted = "'";
+  for (const char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// How to reproduce the run: every setting that the command line can override made explicit
+// (the seed especially), so that the line means the same whatever the defaults become.
+std::string reproduce_line(const AbOptions& options, const ab::Experiment& experiment) {
+  std::string line = fmt::format("mlalab ab {} --backend {} --seed {} --max-minutes {:g}",
+                                 shell_quoted(options.experiment_path), experiment.backend,
+                                 experiment.stats.seed, experiment.measure.max_minutes);
+  if (options.out != kDefaultOut) line += " --out " + shell_quoted(options.out);
+  return line;
+}
+
+// <out>/<name>-<start>/, created; a suffix when a run of the same second got there first.
+std::filesystem::path create_results_folder(const std::filesystem::path& out,
+                                            const std::string& name,
+                                            std::chrono::system_clock::time_point started) {
+  const std::string base = fmt::format("{}-{}", name, ab::compact_utc(started));
+  std::filesystem::create_directories(out);
+  for (int suffix = 1; suffix <= kMaxFolderSuffix; ++suffix) {
+    const std::filesystem::path dir =
+        out / (suffix == 1 ? base : fmt::format("{}-{}", base, suffix));
+    if (std::filesystem::create_directory(dir)) return dir;
+  }
+  throw std::runtime_error(
+      fmt::format("cannot create a new results folder named {}* in {}", base, out.string()));
+}
+
+// What is about to run, where, and where its results go.
+std::string start_text(const ab::RunRecord& record, const std::filesystem::path& dir) {
+  const ab::Experiment& experiment = record.experiment;
+  const ab::EnvironmentRecord& environment = record.environment;
+  std::string machine = environment.gpu;
+  if (environment.backend == "cuda" && environment.sm_count > 0) {
+    machine += fmt::format(" ({} SMs, max SM clock {} MHz, driver {})", environment.sm_count,
+                           environment.max_sm_clock_mhz, environment.driver);
+  }
+  return fmt::format(
+      "mlalab ab: {}: {} arms (the baseline twice, as A and A′, and {} variant(s)) at {} sweep "
+      "point(s) on {}, at most {:g} minutes\n"
+      "results go to {} after every finished point; Ctrl-C stops and keeps what was measured\n",
+      experiment.name, record.arms.size(), experiment.variants.size(), record.points.size(),
+      machine, experiment.measure.max_minutes, dir.string());
+}
+
+int run_ab_command(const AbOptions& options) {
+  ab::Experiment experiment;
+  try {
+    experiment = ab::with_overrides(ab::load_experiment(options.experiment_path),
+                                    ab::Overrides{.backend = options.backend,
+                                                  .max_minutes = options.max_minutes,
+                                                  .seed = options.seed});
+  } catch (const std::exception& error) {
+    std::cerr << "error: " << error.what() << '\n';
+    return kExitError;
+  }
+
+  const auto started = std::chrono::system_clock::now();
+  std::filesystem::path dir;  // created once the run is set up, so a refused run leaves none
+  ab::RunOutcome outcome;
+  {
+    StopSignalScope signals;
+    const ab::RunOptions run_options{
+        .command_line = reproduce_line(options, experiment),
+        .started = started,
+        .stop_signal = &g_stop_signal,
+        .progress = &std::cerr,
+        .progress_in_place = isatty(STDERR_FILENO) != 0,
+        .on_started =
+            [&](const ab::RunRecord& record) {
+              dir = create_results_folder(options.out, experiment.name, started);
+              std::cerr << start_text(record, dir);
+            },
+        .on_checkpoint = [&dir](const ab::RunRecord& record) {
+          report::write_report(record, dir);
+        }};
+    try {
+      outcome = ab::run_experiment(experiment, run_options);
+    } catch (const std::exception& error) {
+      std::cerr << "error: " << error.what() << '\n';
+      return kExitError;
+    }
+  }
+
+  try {
+    report::write_report(outcome.record, dir);
+  } catch (const std::exception& error) {
+    std::cerr << fmt::format("error: writing the report into {} failed: {}\n", dir.string(),
+                             error.what());
+    return kExitError;
+  }
+  if (outcome.error) std::cerr << "error: " << *outcome.error << '\n';
+
+  std::cout << fmt::format("{}{}: {}\n", experiment.name,
+                           outcome.record.partial ? " (partial)" : "", dir.string());
+  for (const std::string& line : ab::conclusion_lines(outcome.record)) {
+    std::cout << "  " << line << '\n';
+  }
+  return ab::exit_status(outcome);
+}
+
+}  // namespace
+
+CLI::App* add_ab_command(CLI::App& app, int& exit_code) {
+  CLI::App* command = app.add_subcommand(
+      "ab", "A/B lab: interleaved, counterbalanced comparison of kernel configs (or commands) "
+            "against a baseline and its A/A repeat, with verdicts and a report");
+  // The callback owns the options, so they live as long as the command that writes them.
+  auto options = std::make_shared<AbOptions>();
+  command->add_option("experiment", options->experiment_path,
+                      "The experiment file (TOML): hypothesis, arms, sweep, settings")
+      ->required()
+      ->type_name("EXPERIMENT.toml")
+      ->check(CLI::ExistingFile);
+  command->add_option("--out", options->out,
+                      fmt::format("Folder for the results; each run writes to "
+                                  "DIR/<name>-<UTC start>/. Default: {}",
+                                  kDefaultOut))
+      ->type_name("DIR");
+  command->add_option("--max-minutes", options->max_minutes,
+                      "Budget of the whole run; when spent the run stops cleanly, marked "
+                      "partial. Default: the file's measure.max_minutes")
+      ->type_name("M")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--seed", options->seed,
+                      "Seed of the arms' order and of the bootstrap. Default: the file's "
+                      "decision.seed")
+      ->type_name("S");
+  command->add_option("--backend", options->backend,
+                      "Where kernel arms run, overriding the file's backend: cuda, or cpu "
+                      "(the CPU backend, e.g. without a GPU)")
+      ->check(CLI::IsMember({"cuda", "cpu"}));
+  command->footer(
+      "Every kernel arm is checked against the fp64 reference at every sweep point before it is\n"
+      "timed; a wrong one is INVALID. Each round measures every arm once in a seeded random\n"
+      "order; each point stops when its intervals are narrow enough or its budget is spent.\n"
+      "Exit status: 0 no variant REJECTED; 1 a variant REJECTED or an arm INVALID; 2 an error.");
+  command->callback([options, &exit_code] { exit_code = run_ab_command(*options); });
+  return command;
+}
+
+}  // namespace mlalab::cli

@@ -1,0 +1,671 @@
+#include "report/markdown_report.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <optional>
+#include <ostream>
+#include <variant>
+#include <vector>
+
+#include "ab/stats.h"
+#include "ab/verdict.h"
+#include "core/layout.h"
+#include "report/format.h"
+#include "report/record_view.h"
+
+namespace mlalab::report {
+namespace {
+
+constexpr std::size_t kShortHashLength = 12;  // enough to tell builds apart at a glance
+constexpr int kPValueDigits = 3;
+
+// ---------------------------------------------------------------------------------------------
+// Markdown pieces
+
+struct Column {
+  std::string header;
+  bool numeric = false;  // right-aligned
+};
+
+// A cell's text made safe for a table row: no pipe ends the cell, no newline ends the row.
+std::string cell(std::string text) {
+  std::string safe;
+  for (const char c : text) {
+    if (c == '|') {
+      safe += "\\|";
+    } else if (c == '\n' || c == '\r') {
+      safe += ' ';
+    } else {
+      safe += c;
+    }
+  }
+  return safe;
+}
+
+// A table padded to aligned columns, so it reads in a terminal as well as rendered.
+void print_table(std::ostream& out, const std::vector<Column>& columns,
+                 std::vector<std::vector<std::string>> rows) {
+  for (auto& row : rows) {
+    for (auto& text : row) text = cell(std::move(text));
+  }
+  std::vector<std::size_t> widths;
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    std::size_t width = std::max<std::size_t>(display_width(columns[c].header), 3);
+    for (const auto& row : rows) width = std::max(width, display_width(row[c]));
+    widths.push_back(width);
+  }
+  const auto pad = [](const std::string& text, std::size_t width, bool right) {
+    const std::string fill(width - display_width(text), ' ');
+    return right ? fill + text : text + fill;
+  };
+  std::string line = "|";
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    line += fmt::format(" {} |", pad(columns[c].header, widths[c], columns[c].numeric));
+  }
+  out << line << "\n|";
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    out << (columns[c].numeric ? std::string(widths[c] + 1, '-') + ":"
+                               : ":" + std::string(widths[c] + 1, '-'))
+        << "|";
+  }
+  out << "\n";
+  for (const auto& row : rows) {
+    line = "|";
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      line += fmt::format(" {} |", pad(row[c], widths[c], columns[c].numeric));
+    }
+    out << line << "\n";
+  }
+  out << "\n";
+}
+
+// A fenced block that no backtick run inside the text can close early.
+void print_fenced(std::ostream& out, const std::string& text, const std::string& language) {
+  std::size_t longest = 0;
+  std::size_t run = 0;
+  for (const char c : text) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  const std::string fence(std::max<std::size_t>(3, longest + 1), '`');
+  out << fence << language << "\n" << text;
+  if (!text.empty() && text.back() != '\n') out << "\n";
+  out << fence << "\n\n";
+}
+
+std::string or_unknown(const std::string& text) { return text.empty() ? "unknown" : text; }
+
+std::string mhz_text(int mhz) {
+  return mhz > 0 ? fmt::format("{} MHz", group_thousands(mhz)) : "unknown";
+}
+
+std::string short_hash(const std::string& hash) {
+  if (hash.empty()) return "–";
+  return fmt::format("`{}`", hash.substr(0, kShortHashLength));
+}
+
+std::string p_text(double p) {
+  return std::isfinite(p) ? fmt::format("{:.{}g}", p, kPValueDigits) : "n/a";
+}
+
+std::string role_text(ab::ArmRole role) {
+  switch (role) {
+    case ab::ArmRole::kBaseline:
+      return "baseline (A)";
+    case ab::ArmRole::kBaselineRepeat:
+      return "A/A control (A′): the baseline again";
+    case ab::ArmRole::kVariant:
+      return "variant";
+  }
+  return "unknown";
+}
+
+std::string prediction_text(const ab::Arm& arm) {
+  return arm.prediction_pct ? short_percent(*arm.prediction_pct) : "none";
+}
+
+std::string metric_text(const ab::RunRecord& record) {
+  if (record.experiment.baseline.is_kernel()) {
+    return "throughput in sequences per second (batch size / time of one decode step), higher "
+           "is better";
+  }
+  return fmt::format("the number each command prints (its metric_regex's first group), {} is "
+                     "better",
+                     metric_direction(record) == ab::Direction::kHigherIsBetter ? "higher"
+                                                                                : "lower");
+}
+
+std::string throttle_text(double fraction) {
+  if (fraction <= 0) return "Throttling was not checked (throttle_fraction 0).";
+  return fmt::format("A sample taken while the SM clock read below {:g}% of the run's peak "
+                     "reading is flagged throttled and excluded.",
+                     fraction * 100);
+}
+
+std::string context_spec_text(const ab::ContextSpec& context) {
+  switch (context.kind) {
+    case ab::ContextSpec::Kind::kFixed:
+      return fmt::format("{} tokens for every request", group_thousands(context.length));
+    case ab::ContextSpec::Kind::kUniform:
+      return fmt::format("uniform in [{}, {}] tokens (seed {})", group_thousands(context.min_length),
+                         group_thousands(context.max_length), context.seed);
+    case ab::ContextSpec::Kind::kLogNormal:
+      return fmt::format("log-normal, median {} tokens, σ {:g}, clamped to [{}, {}] (seed {})",
+                         group_thousands(context.length), context.sigma,
+                         group_thousands(context.min_length), group_thousands(context.max_length),
+                         context.seed);
+  }
+  return "unknown";
+}
+
+// One point's request lengths: "4,096", or "512–8,192, median 2,048 (64 requests)".
+std::string context_lengths_text(std::vector<int> lengths) {
+  if (lengths.empty()) return "–";
+  std::sort(lengths.begin(), lengths.end());
+  if (lengths.front() == lengths.back()) return group_thousands(lengths.front());
+  return fmt::format("{}–{}, median {} ({} requests)", group_thousands(lengths.front()),
+                     group_thousands(lengths.back()), group_thousands(lengths[lengths.size() / 2]),
+                     lengths.size());
+}
+
+std::string stop_text(const ab::PointRecord& point) {
+  if (point.stop_reason == ab::StopReason::kKeepGoing) {
+    return point.stop_text.empty() ? "did not stop: the run ended first"
+                                   : "did not stop: the run ended first (" + point.stop_text + ")";
+  }
+  // The stopping rule's own text says why ("every interval within ±1.7 % < 2 % after 31
+  // rounds"); the bare reason only when there is none.
+  return point.stop_text.empty() ? std::string(ab::to_string(point.stop_reason)) : point.stop_text;
+}
+
+std::string verdict_cell(const ab::PointResult& point) {
+  const std::string verdict(ab::to_string(point.judgement.verdict));
+  if (point.judgement.verdict != ab::PointVerdict::kAmbiguous) return verdict;
+  if (!point.judgement.more_rounds) return verdict + ": no number of rounds expected to settle it";
+  return fmt::format("{}: ≈ {} more rounds (≈ {} in all)", verdict,
+                     group_thousands(*point.judgement.more_rounds),
+                     group_thousands(*point.judgement.more_rounds +
+                                     point.evidence.change.paired_rounds));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The conclusion, generated from the verdicts
+
+struct Finding {
+  int concurrency = 0;
+  double change_pct = 0;
+};
+
+// "(−14% at C1)", "(−14% at C1, −9% at C2)", "(−14% at C1 … −3% at C128)"
+std::string range_text(const std::vector<Finding>& findings) {
+  const auto one = [](const Finding& finding) {
+    return fmt::format("{} at {}", short_percent(finding.change_pct),
+                       point_label(finding.concurrency));
+  };
+  if (findings.empty()) return "";
+  if (findings.size() == 1) return "(" + one(findings.front()) + ")";
+  const std::string separator = findings.size() == 2 ? ", " : " … ";
+  return "(" + one(findings.front()) + separator + one(findings.back()) + ")";
+}
+
+std::vector<int> concurrencies_of(const std::vector<Finding>& findings) {
+  std::vector<int> concurrencies;
+  for (const Finding& finding : findings) concurrencies.push_back(finding.concurrency);
+  return concurrencies;
+}
+
+std::string where_text(const std::vector<Finding>& findings, std::size_t point_count) {
+  return findings.size() == point_count ? "at every concurrency"
+                                        : "at " + point_list(concurrencies_of(findings));
+}
+
+std::string variant_sentence(const ab::RunRecord& record, const ab::ArmRecord& arm) {
+  const std::string prefix = arm.name + ": ";
+  if (!arm.valid) {
+    return prefix + fmt::format("INVALID, not timed ({}).", or_unknown(arm.invalid_reason));
+  }
+  const ab::VariantResult* result = variant_result(record, arm.name);
+  if (!result) return prefix + "no analysis.";
+
+  std::vector<Finding> faster, slower, within, ambiguous;
+  std::optional<int> most_rounds_needed;
+  for (const ab::PointResult& point : result->points) {
+    const Finding finding{point.concurrency, point.evidence.change.change_pct};
+    switch (point.judgement.verdict) {
+      case ab::PointVerdict::kFaster:
+        faster.push_back(finding);
+        break;
+      case ab::PointVerdict::kSlower:
+        slower.push_back(finding);
+        break;
+      case ab::PointVerdict::kWithinNoise:
+        within.push_back(finding);
+        break;
+      case ab::PointVerdict::kAmbiguous:
+        ambiguous.push_back(finding);
+        if (point.judgement.more_rounds) {
+          most_rounds_needed = std::max(most_rounds_needed.value_or(0),
+                                        *point.judgement.more_rounds);
+        }
+        break;
+    }
+  }
+  const std::size_t points = result->points.size();
+  const auto clause = [&](const std::vector<Finding>& findings, const std::string& word,
+                          bool with_range) {
+    std::string text = word + " " + where_text(findings, points);
+    if (with_range) text += " " + range_text(findings);
+    return text;
+  };
+  // The points that decided nothing, after the ones that decided the verdict.
+  const auto rest = [&]() {
+    std::string text;
+    if (!within.empty()) text += ", " + clause(within, "within noise", false);
+    if (!ambiguous.empty()) {
+      text += ", " + clause(ambiguous, "ambiguous", false);
+      if (most_rounds_needed) {
+        text += fmt::format(" ({}≈ {} more rounds would settle {})",
+                            ambiguous.size() > 1 ? "up to " : "",
+                            group_thousands(*most_rounds_needed),
+                            ambiguous.size() > 1 ? "them" : "it");
+      }
+    }
+    return text;
+  };
+
+  std::string text = prefix + std::string(ab::to_string(result->verdict)) + ", ";
+  switch (result->verdict) {
+    case ab::VariantVerdict::kRejected:
+      text += clause(slower, "slower", true) + rest();
+      break;
+    case ab::VariantVerdict::kAccepted:
+      text += clause(faster, "faster", true) + rest();
+      break;
+    case ab::VariantVerdict::kMixed:
+      text += clause(faster, "faster", true) + " but " + clause(slower, "slower", true) + rest();
+      break;
+    case ab::VariantVerdict::kInconclusive:
+      if (within.size() == points && points > 0) {
+        double largest = 0;
+        for (const Finding& finding : within) {
+          if (std::abs(finding.change_pct) > std::abs(largest)) largest = finding.change_pct;
+        }
+        text += fmt::format("within noise at every concurrency (largest change {})",
+                            short_percent(largest));
+      } else if (points == 0) {
+        text += "no sweep point measured";
+      } else {
+        const std::string tail = rest();
+        text += tail.substr(2);  // rest() begins with ", "
+      }
+      break;
+  }
+  text += arm.arm.prediction_pct
+              ? fmt::format("; predicted {}.", short_percent(*arm.arm.prediction_pct))
+              : "; no prediction.";
+  return text;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sections
+
+void what_was_tested(std::ostream& out, const ab::RunRecord& record) {
+  const ab::Experiment& experiment = record.experiment;
+  out << "## What was tested\n\n";
+  out << fmt::format("Experiment `{}`{} on the {} backend: {} variant{} against a baseline. The "
+                     "metric is {}.\n\n",
+                     experiment.name,
+                     experiment.source_path.empty()
+                         ? ""
+                         : fmt::format(" (file `{}`)", experiment.source_path),
+                     or_unknown(record.environment.backend.empty() ? experiment.backend
+                                                                   : record.environment.backend),
+                     experiment.variants.size(), experiment.variants.size() == 1 ? "" : "s",
+                     metric_text(record));
+  std::vector<std::vector<std::string>> rows;
+  for (const ab::ArmRecord& arm : record.arms) {
+    rows.push_back({arm.name, role_text(arm.role), arm.config_text, short_hash(arm.code_hash),
+                    arm.role == ab::ArmRole::kVariant ? prediction_text(arm.arm) : "",
+                    arm.valid ? "valid" : "INVALID: " + or_unknown(arm.invalid_reason)});
+  }
+  print_table(out,
+              {{"arm"}, {"role"}, {"config"}, {"code hash"}, {"prediction"}, {"status"}},
+              std::move(rows));
+  out << "Code hashes are shortened; results.json and fingerprint.json hold them whole. An "
+         "INVALID arm failed the reference check and was never timed.\n\n";
+}
+
+void why(std::ostream& out, const ab::RunRecord& record) {
+  out << "## Why\n\n";
+  const std::string& hypothesis = record.experiment.hypothesis;
+  if (hypothesis.empty()) {
+    out << "No hypothesis was stated.\n\n";
+    return;
+  }
+  std::string line;
+  for (std::size_t i = 0; i <= hypothesis.size(); ++i) {
+    if (i == hypothesis.size() || hypothesis[i] == '\n') {
+      out << (line.empty() ? ">" : "> " + line) << "\n";
+      line.clear();
+    } else {
+      line += hypothesis[i];
+    }
+  }
+  out << "\n";
+}
+
+void how(std::ostream& out, const ab::RunRecord& record) {
+  const ab::Experiment& experiment = record.experiment;
+  const ab::Settings& stats = experiment.stats;
+  const ab::EnvironmentRecord& environment = record.environment;
+  out << "## How\n\n";
+
+  const std::size_t variants = experiment.variants.size();
+  out << fmt::format(
+      "- **Arms.** Every round measures each arm once, in a shuffled order: the baseline A, the "
+      "baseline again as its own arm A′ (its difference from A is noise by construction, so it "
+      "calibrates the noise), and {} variant{}. Each variant is compared with A over the rounds "
+      "in which both have a sample, so that a slow round slows both and cancels out.\n",
+      variants, variants == 1 ? "" : "s");
+
+  const bool on_cpu = (environment.backend.empty() ? experiment.backend : environment.backend) ==
+                     "cpu";
+  const ab::Sweep& sweep = experiment.sweep;
+  std::vector<std::string> concurrency;
+  for (const int c : sweep.concurrency) concurrency.push_back(std::to_string(c));
+  if (experiment.baseline.is_kernel()) {
+    const LayoutDims dims = dims_of(sweep.layout);
+    out << fmt::format(
+        "- **Sweep.** Concurrency (batch size) {}; layout {} (rows of d_qk {}, d_v {}), {} query "
+        "heads, page size {}; context length: {}.\n",
+        fmt::join(concurrency, ", "), name_of(sweep.layout), dims.d_qk, dims.d_v, sweep.heads,
+        sweep.page_size, context_spec_text(sweep.context));
+    const int launches = experiment.measure.launches_per_sample;
+    if (on_cpu) {
+      out << fmt::format(
+          "- **Samples.** One sample is the median time of {} back-to-back calls of the CPU "
+          "backend, turned into sequences per second. The CPU has no SM clock: no sample is "
+          "flagged throttled.\n",
+          launches);
+    } else {
+      out << fmt::format(
+          "- **Samples.** One sample is the median time of {} back-to-back CUDA-graph launches, "
+          "turned into sequences per second. {}\n",
+          launches, throttle_text(experiment.measure.throttle_fraction));
+    }
+  } else {
+    out << fmt::format(
+        "- **Sweep.** Concurrency {} (passed to each command as MLALAB_CONCURRENCY).\n",
+        fmt::join(concurrency, ", "));
+    out << "- **Samples.** One sample is one run of the arm's command.\n";
+  }
+  out << fmt::format(
+      "- **Rounds per point.** At least {} and at most {}, and at most {} per point; a point "
+      "stops early once every comparison's interval is narrower than ±{:g}% (the reasons are "
+      "in the table below). Budget of the whole run: {:g} min.\n",
+      stats.min_rounds, stats.max_rounds, duration_text(stats.time_budget_s),
+      stats.min_effect_pct, experiment.measure.max_minutes);
+  out << fmt::format(
+      "- **Decision settings.** Minimum effect {:g}%; α = {:g}, so intervals at {:g}% "
+      "confidence; {} bootstrap resamples per comparison; seed {:#x}. A point is FASTER or "
+      "SLOWER only when its interval lies beyond T = max(A/A band, {:g}%), WITHIN_NOISE when it "
+      "lies inside ±T, AMBIGUOUS otherwise.\n",
+      stats.min_effect_pct, stats.alpha, confidence_pct(record), group_thousands(stats.resamples),
+      stats.seed, stats.min_effect_pct);
+  const std::string note = record.analysis && !record.analysis->correction_note.empty()
+                               ? record.analysis->correction_note
+                               : ab::correction_method_note(stats);
+  out << "- **Multiplicity.** " << note << "\n";
+  if (on_cpu) {
+    out << fmt::format("- **Environment.** {}; commit `{}`; host {}; backend cpu.\n",
+                       or_unknown(environment.gpu), or_unknown(environment.commit),
+                       or_unknown(environment.host));
+  } else {
+    out << fmt::format(
+        "- **Environment.** {}{}; SM clock {} at the start, peak {}; memory clock {}; driver {}; "
+        "CUDA runtime {}; commit `{}`; host {}; backend {}.\n",
+        or_unknown(environment.gpu),
+        environment.sm_count > 0 ? fmt::format(" ({} SMs)", environment.sm_count) : "",
+        mhz_text(environment.sm_clock_mhz), mhz_text(environment.max_sm_clock_mhz),
+        mhz_text(environment.mem_clock_mhz), or_unknown(environment.driver),
+        or_unknown(environment.cuda_runtime), or_unknown(environment.commit),
+        or_unknown(environment.host), or_unknown(environment.backend));
+  }
+  const int throttled = throttled_count(record);
+  const std::size_t total = record.samples.size();
+  out << fmt::format("- **Throttled samples excluded.** {} of {}{}.\n", group_thousands(throttled),
+                     group_thousands(static_cast<long long>(total)),
+                     total > 0 ? fmt::format(" ({:.1f}%)", 100.0 * throttled / total) : "");
+  out << fmt::format("- **Time taken.** {}{}.\n\n", duration_text(record.elapsed_s),
+                     record.started_utc.empty() ? "" : ", started " + record.started_utc);
+
+  std::vector<std::vector<std::string>> rows;
+  for (const ab::PointRecord& point : record.points) {
+    rows.push_back({point_label(point.concurrency), context_lengths_text(point.context_lengths),
+                    point.splits > 0 ? std::to_string(point.splits) : "–",
+                    std::to_string(point.rounds), std::to_string(point.throttled_samples),
+                    duration_text(point.elapsed_s), stop_text(point)});
+  }
+  if (rows.empty()) {
+    out << "No sweep point was measured.\n\n";
+    return;
+  }
+  print_table(out,
+              {{"point"}, {"context lengths"}, {"splits", true}, {"rounds", true},
+               {"throttled", true}, {"time", true}, {"stopped because"}},
+              std::move(rows));
+  out << "Splits: the baseline kernel's split count at the point.\n\n";
+}
+
+void baseline(std::ostream& out, const ab::RunRecord& record) {
+  out << "## Baseline\n\n";
+  const int baseline_arm = arm_index(record, ab::ArmRole::kBaseline);
+  if (baseline_arm < 0 || record.points.empty()) {
+    out << "No baseline was measured.\n\n";
+    return;
+  }
+  const std::string unit = metric_unit(record);
+  out << fmt::format(
+      "The variance characterization: how much the baseline moves on its own at each point. CV "
+      "is the coefficient of variation (standard deviation / mean) of the baseline's "
+      "non-throttled samples; A′ − A is the change the A/A comparison shows, and its band, "
+      "max(|lower|, |upper|) of the interval, is the largest change noise alone produced at the "
+      "point. A variant's change counts only beyond max(band, {:g}%).\n\n",
+      record.experiment.stats.min_effect_pct);
+  if (!record.analysis) {
+    out << "No analysis: too little was measured, so the A/A columns are empty.\n\n";
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t p = 0; p < record.points.size(); ++p) {
+    const ab::PointRecord& point = record.points[p];
+    const std::vector<double> values = arm_values(record, static_cast<int>(p), baseline_arm);
+    const ab::PointNoise* noise = point_noise(record, point.concurrency);
+    rows.push_back({point_label(point.concurrency),
+                    quantity_text(arm_median(record, static_cast<int>(p), baseline_arm)),
+                    values.size() >= 2
+                        ? fmt::format("{:.2f}%", 100 * coefficient_of_variation(values))
+                        : "n/a",
+                    noise ? signed_percent(noise->a_a.change_pct, 2) : "–",
+                    noise ? interval_text(noise->a_a.interval_pct, 2) : "–",
+                    noise ? fmt::format("±{:.2f}%", noise->band_pct) : "–",
+                    std::to_string(values.size())});
+  }
+  print_table(out,
+              {{"point"}, {fmt::format("median ({})", unit), true}, {"CV", true},
+               {"A′ − A", true}, {fmt::format("A/A {:g}% interval", confidence_pct(record)), true},
+               {"A/A band", true}, {"samples", true}},
+              std::move(rows));
+}
+
+void per_variant(std::ostream& out, const ab::RunRecord& record) {
+  out << "## Per-variant results\n\n";
+  bool any = false;
+  for (const ab::ArmRecord& arm : record.arms) {
+    if (arm.role != ab::ArmRole::kVariant) continue;
+    any = true;
+    const ab::VariantResult* result = variant_result(record, arm.name);
+    const std::string verdict = !arm.valid ? "INVALID"
+                                : result   ? std::string(ab::to_string(result->verdict))
+                                           : "no analysis";
+    out << fmt::format("### {}: {}\n\n", arm.name, verdict);
+    out << fmt::format("Config `{}`, code hash {}; predicted change: {}.\n\n", arm.config_text,
+                       short_hash(arm.code_hash), prediction_text(arm.arm));
+    if (!arm.valid) {
+      out << fmt::format("INVALID: {}. It was not timed.\n\n", or_unknown(arm.invalid_reason));
+      continue;
+    }
+    if (!result) {
+      out << "No analysis: too little was measured.\n\n";
+      continue;
+    }
+    const std::string predicted = prediction_text(arm.arm);
+    std::vector<std::vector<std::string>> rows;
+    double lowest = std::numeric_limits<double>::infinity();
+    double highest = -lowest;
+    for (const ab::PointResult& point : result->points) {
+      const ab::PointNoise* noise = point_noise(record, point.concurrency);
+      const ab::Change& change = point.evidence.change;
+      if (std::isfinite(change.change_pct)) {
+        lowest = std::min(lowest, change.change_pct);
+        highest = std::max(highest, change.change_pct);
+      }
+      rows.push_back({point_label(point.concurrency), quantity_text(point.variant_median),
+                      signed_percent(change.change_pct), interval_text(change.interval_pct),
+                      noise ? fmt::format("±{:.1f}%", noise->band_pct) : "–",
+                      fmt::format("±{:.1f}%", point.evidence.threshold_pct),
+                      fmt::format("{} ({})", p_text(point.evidence.p_value),
+                                  p_text(point.evidence.p_adjusted)),
+                      std::to_string(change.paired_rounds), verdict_cell(point), predicted});
+    }
+    print_table(out,
+                {{"point"}, {fmt::format("median ({})", metric_unit(record)), true},
+                 {"measured change", true},
+                 {fmt::format("{:g}% interval", confidence_pct(record)), true},
+                 {"A/A band", true}, {"threshold", true}, {"p (adjusted)", true},
+                 {"rounds", true}, {"verdict"}, {"predicted", true}},
+                std::move(rows));
+    if (std::isfinite(lowest)) {
+      const std::string measured =
+          lowest == highest ? signed_percent(lowest)
+                            : fmt::format("{} to {}", signed_percent(lowest),
+                                          signed_percent(highest));
+      out << (arm.arm.prediction_pct
+                  ? fmt::format("Predicted {}; measured {}. ", predicted, measured)
+                  : fmt::format("No prediction; measured {}. ", measured));
+    }
+    out << "Changes are against the baseline A over paired rounds; p is the test of "
+           "\"|change| ≤ threshold\", before and after the multiplicity correction.\n\n";
+  }
+  if (!any) out << "No variants.\n\n";
+}
+
+void monotonicity(std::ostream& out, const ab::RunRecord& record) {
+  out << "## Monotonicity\n\n";
+  if (!record.analysis) {
+    out << "Not checked: no analysis.\n\n";
+    return;
+  }
+  if (record.analysis->direction != ab::Direction::kHigherIsBetter) {
+    out << "Not checked: the metric is a latency, for which no monotone shape is expected.\n\n";
+    return;
+  }
+  std::vector<ab::Dip> dips;
+  try {
+    dips = ab::find_dips(ab::throughput_curves(*record.analysis));
+  } catch (const std::exception& error) {
+    out << fmt::format("Not checked: {}.\n\n", error.what());
+    return;
+  }
+  out << "More concurrent requests should never give less total throughput; a fall from one "
+         "concurrency to the next that exceeds the noise band (the larger A/A band of the two "
+         "points) points at a scheduling or occupancy problem.\n\n";
+  if (dips.empty()) {
+    out << "Dips: none.\n\n";
+    return;
+  }
+  const auto splits_at = [&](int concurrency) {
+    for (const ab::PointRecord& point : record.points) {
+      if (point.concurrency == concurrency) return point.splits;
+    }
+    return 0;
+  };
+  for (const ab::Dip& dip : dips) {
+    const int from_splits = splits_at(dip.from_concurrency);
+    const int to_splits = splits_at(dip.to_concurrency);
+    out << fmt::format("- **{}**: {} → {}: throughput falls by {:.1f}%, beyond the ±{:.1f}% "
+                       "band{}.\n",
+                       dip.arm, point_label(dip.from_concurrency), point_label(dip.to_concurrency),
+                       dip.dip_pct, dip.band_pct,
+                       from_splits > 0 && to_splits > 0 && from_splits != to_splits
+                           ? fmt::format(" (the baseline's splits go {} → {})", from_splits,
+                                         to_splits)
+                           : "");
+  }
+  out << "\n";
+}
+
+void how_to_reproduce(std::ostream& out, const ab::RunRecord& record) {
+  out << "## How to reproduce\n\n";
+  const std::string commit = or_unknown(record.environment.commit);
+  out << fmt::format("Build commit `{}` (`git checkout {}`, then `bash scripts/build.sh`), and "
+                     "run:\n\n",
+                     commit, commit);
+  print_fenced(out,
+               record.command_line.empty()
+                   ? "mlalab ab " + or_unknown(record.experiment.source_path)
+                   : record.command_line,
+               "bash");
+  out << fmt::format("The experiment file{} as it was read:\n\n",
+                     record.experiment.source_path.empty()
+                         ? ""
+                         : fmt::format(" (`{}`)", record.experiment.source_path));
+  print_fenced(out, record.experiment.source_text, "toml");
+  out << "`mlalab verify fingerprint.json` checks that a build and GPU match this run's before "
+         "comparing numbers.\n";
+}
+
+}  // namespace
+
+std::string conclusion_paragraph(const ab::RunRecord& record) {
+  std::vector<std::string> sentences;
+  if (record.partial) sentences.push_back("From a partial run:");
+  if (!record.analysis) {
+    sentences.push_back("no conclusion, as the run measured too little for an analysis.");
+  }
+  for (const ab::ArmRecord& arm : record.arms) {
+    if (arm.role != ab::ArmRole::kVariant) continue;
+    if (!record.analysis && arm.valid) continue;
+    sentences.push_back(variant_sentence(record, arm));
+  }
+  if (sentences.empty()) return "No variants were tested.";
+  std::string text;
+  for (const std::string& sentence : sentences) text += (text.empty() ? "" : " ") + sentence;
+  return text;
+}
+
+void MarkdownReport::write(const ab::RunRecord& record, std::ostream& out) const {
+  out << "# A/B experiment: " << record.experiment.name << "\n\n";
+  if (record.partial) {
+    out << fmt::format("**PARTIAL RESULTS: {}.** Points that had not stopped when the run ended "
+                       "rest on fewer rounds than planned (see How).\n\n",
+                       record.partial_reason.empty() ? "the run ended before every point stopped"
+                                                     : record.partial_reason);
+  }
+  out << fmt::format("{} · {} · commit `{}`\n\n", or_unknown(record.started_utc),
+                     or_unknown(record.environment.gpu), or_unknown(record.environment.commit));
+  what_was_tested(out, record);
+  why(out, record);
+  how(out, record);
+  baseline(out, record);
+  per_variant(out, record);
+  monotonicity(out, record);
+  out << "## Conclusion\n\n" << conclusion_paragraph(record) << "\n\n";
+  how_to_reproduce(out, record);
+}
+
+}  // namespace mlalab::report

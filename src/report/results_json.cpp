@@ -1,0 +1,508 @@
+#include "report/results_json.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "report/format.h"
+
+namespace mlalab::report {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+constexpr auto kReplaceInvalidUtf8 = nlohmann::json::error_handler_t::replace;
+
+constexpr const char* kSchemaNotes =
+    "Every figure of report.md derives from this file. samples[].value is the metric of one "
+    "sample (kernel arms: throughput in sequences/s = batch / time per decode step, higher is "
+    "better; command arms: the captured metric in the direction of analysis.direction); "
+    "samples with throttled = true are excluded from every statistic. 'point' and 'arm' index "
+    "'points' and 'arms'. Per point and arm, a median is that of the non-throttled values "
+    "(the mean of the middle two for an even count): analysis.noise[].baseline_median and "
+    "variants[].points[].variant_median. A change % is (median(variant) / median(baseline) "
+    "- 1) * 100 over the rounds in which both arms have a sample, latencies first inverted "
+    "to throughputs; its interval is a paired percentile bootstrap over those rounds "
+    "(experiment.stats.resamples resamples, confidence 1 - alpha, seeded with "
+    "experiment.stats.seed, so the exact ends need mlalab's generator). The A/A comparison is "
+    "role baseline_repeat against role baseline; band_pct = max(|lower|, |upper|) of its "
+    "interval; threshold_pct = max(band_pct, min_effect_pct). Verdicts: FASTER/SLOWER when "
+    "the interval lies beyond +/-threshold and p_adjusted < alpha, WITHIN_NOISE when it lies "
+    "inside, else AMBIGUOUS (more_rounds: an estimate of the rounds that would settle it). "
+    "Non-finite numbers are null (a missing median or change: NaN; an unbounded interval "
+    "end: -inf below, +inf above).";
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+Json number(double value) { return std::isfinite(value) ? Json(value) : Json(nullptr); }
+
+Json change_json(const ab::Change& change) {
+  return {{"paired_rounds", change.paired_rounds},
+          {"change_pct", number(change.change_pct)},
+          {"lower_pct", number(change.interval_pct.lower)},
+          {"upper_pct", number(change.interval_pct.upper)}};
+}
+
+Json experiment_json(const ab::Experiment& experiment) {
+  Json variants = Json::array();
+  for (const ab::Arm& arm : experiment.variants) variants.push_back(arm_json(arm));
+  const ab::Sweep& sweep = experiment.sweep;
+  const ab::Settings& stats = experiment.stats;
+  return {
+      {"name", experiment.name},
+      {"hypothesis", experiment.hypothesis},
+      {"backend", experiment.backend},
+      {"source_path", experiment.source_path},
+      {"baseline", arm_json(experiment.baseline)},
+      {"variants", variants},
+      {"sweep",
+       {{"layout", name_of(sweep.layout)},
+        {"heads", sweep.heads},
+        {"page_size", sweep.page_size},
+        {"concurrency", sweep.concurrency},
+        {"context",
+         {{"kind", name_of(sweep.context.kind)},
+          {"length", sweep.context.length},
+          {"min_length", sweep.context.min_length},
+          {"max_length", sweep.context.max_length},
+          {"sigma", sweep.context.sigma},
+          {"seed", sweep.context.seed}}}}},
+      {"measure",
+       {{"launches_per_sample", experiment.measure.launches_per_sample},
+        {"max_minutes", experiment.measure.max_minutes},
+        {"throttle_fraction", experiment.measure.throttle_fraction}}},
+      {"stats",
+       {{"min_effect_pct", stats.min_effect_pct},
+        {"alpha", stats.alpha},
+        {"resamples", stats.resamples},
+        {"min_rounds", stats.min_rounds},
+        {"max_rounds", stats.max_rounds},
+        {"time_budget_s", stats.time_budget_s},
+        {"seed", stats.seed},
+        {"correction", name_of(stats.correction)},
+        {"family", name_of(stats.family)}}},
+      {"source_text", experiment.source_text},
+  };
+}
+
+Json environment_json(const ab::EnvironmentRecord& environment) {
+  return {{"backend", environment.backend},
+          {"gpu", environment.gpu},
+          {"sm_count", environment.sm_count},
+          {"sm_clock_mhz", environment.sm_clock_mhz},
+          {"max_sm_clock_mhz", environment.max_sm_clock_mhz},
+          {"mem_clock_mhz", environment.mem_clock_mhz},
+          {"driver", environment.driver},
+          {"cuda_runtime", environment.cuda_runtime},
+          {"commit", environment.commit},
+          {"host", environment.host}};
+}
+
+Json analysis_json(const ab::SweepResult& analysis) {
+  Json noise = Json::array();
+  for (const ab::PointNoise& point : analysis.noise) {
+    noise.push_back({{"concurrency", point.concurrency},
+                     {"a_a", change_json(point.a_a)},
+                     {"band_pct", number(point.band_pct)},
+                     {"baseline_median", number(point.baseline_median)}});
+  }
+  Json variants = Json::array();
+  for (const ab::VariantResult& variant : analysis.variants) {
+    Json points = Json::array();
+    for (const ab::PointResult& point : variant.points) {
+      const auto& more_rounds = point.judgement.more_rounds;
+      points.push_back({{"concurrency", point.concurrency},
+                        {"change", change_json(point.evidence.change)},
+                        {"threshold_pct", number(point.evidence.threshold_pct)},
+                        {"p_value", number(point.evidence.p_value)},
+                        {"p_adjusted", number(point.evidence.p_adjusted)},
+                        {"verdict", name_of(point.judgement.verdict)},
+                        {"more_rounds", more_rounds ? Json(*more_rounds) : Json(nullptr)},
+                        {"variant_median", number(point.variant_median)}});
+    }
+    variants.push_back({{"name", variant.name},
+                        {"verdict", name_of(variant.verdict)},
+                        {"faster_at", variant.faster_at},
+                        {"slower_at", variant.slower_at},
+                        {"points", points}});
+  }
+  return {{"direction", name_of(analysis.direction)},
+          {"correction_note", analysis.correction_note},
+          {"noise", noise},
+          {"variants", variants}};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading: a view of one JSON object that names the full path of a field it cannot read.
+
+class Reader {
+ public:
+  Reader(const nlohmann::json& json, std::string path) : json_(json), path_(std::move(path)) {}
+
+  const nlohmann::json& json() const { return json_; }
+  const std::string& path() const { return path_; }
+
+  const nlohmann::json& field(std::string_view key) const {
+    if (!json_.is_object()) fail(path_, "is not an object");
+    const auto found = json_.find(key);
+    if (found == json_.end()) fail(sub(key), "is missing");
+    return *found;
+  }
+
+  template <typename T>
+  T get(std::string_view key) const {
+    try {
+      return field(key).get<T>();
+    } catch (const nlohmann::json::exception& error) {
+      fail(sub(key), error.what());
+    }
+  }
+
+  // A number that results_json wrote as null when it was not finite.
+  double number(std::string_view key, double if_null = std::nan("")) const {
+    const nlohmann::json& value = field(key);
+    if (value.is_null()) return if_null;
+    if (!value.is_number()) fail(sub(key), "is not a number");
+    return value.get<double>();
+  }
+
+  Reader child(std::string_view key) const { return Reader(field(key), sub(key)); }
+
+  std::vector<Reader> items(std::string_view key) const {
+    const nlohmann::json& array = field(key);
+    if (!array.is_array()) fail(sub(key), "is not an array");
+    std::vector<Reader> items;
+    for (std::size_t i = 0; i < array.size(); ++i) {
+      items.emplace_back(array[i], fmt::format("{}[{}]", sub(key), i));
+    }
+    return items;
+  }
+
+  // Parses a word with one of format.h's parsers, naming the field on failure.
+  template <typename Parse>
+  auto word(std::string_view key, Parse parse) const {
+    const std::string text = get<std::string>(key);
+    try {
+      return parse(text);
+    } catch (const std::invalid_argument& error) {
+      fail(sub(key), error.what());
+    }
+  }
+
+ private:
+  std::string sub(std::string_view key) const {
+    return path_.empty() ? std::string(key) : fmt::format("{}.{}", path_, key);
+  }
+  [[noreturn]] static void fail(const std::string& path, const std::string& what) {
+    throw std::runtime_error(fmt::format("results.json: {}: {}", path, what));
+  }
+
+  const nlohmann::json& json_;
+  std::string path_;
+};
+
+ab::Change change_from(const Reader& json) {
+  return {.paired_rounds = json.get<int>("paired_rounds"),
+          .change_pct = json.number("change_pct"),
+          .interval_pct = {.lower = json.number("lower_pct", -kInfinity),
+                           .upper = json.number("upper_pct", kInfinity)}};
+}
+
+ab::Experiment experiment_from(const Reader& json) {
+  ab::Experiment experiment;
+  experiment.name = json.get<std::string>("name");
+  experiment.hypothesis = json.get<std::string>("hypothesis");
+  experiment.backend = json.get<std::string>("backend");
+  experiment.source_path = json.get<std::string>("source_path");
+  experiment.source_text = json.get<std::string>("source_text");
+  experiment.baseline = arm_from_json(json.field("baseline"));
+  for (const Reader& arm : json.items("variants")) {
+    experiment.variants.push_back(arm_from_json(arm.json()));
+  }
+  const Reader sweep = json.child("sweep");
+  const auto layout = parse_layout(sweep.get<std::string>("layout"));
+  if (!layout) throw std::runtime_error("results.json: experiment.sweep.layout: not v3 or v4");
+  experiment.sweep.layout = *layout;
+  experiment.sweep.heads = sweep.get<int>("heads");
+  experiment.sweep.page_size = sweep.get<int>("page_size");
+  experiment.sweep.concurrency = sweep.get<std::vector<int>>("concurrency");
+  const Reader context = sweep.child("context");
+  experiment.sweep.context = {.kind = context.word("kind", parse_context_kind),
+                              .length = context.get<int>("length"),
+                              .min_length = context.get<int>("min_length"),
+                              .max_length = context.get<int>("max_length"),
+                              .sigma = context.get<double>("sigma"),
+                              .seed = context.get<std::uint64_t>("seed")};
+  const Reader measure = json.child("measure");
+  experiment.measure = {.launches_per_sample = measure.get<int>("launches_per_sample"),
+                        .max_minutes = measure.get<double>("max_minutes"),
+                        .throttle_fraction = measure.get<double>("throttle_fraction")};
+  const Reader stats = json.child("stats");
+  experiment.stats = {.min_effect_pct = stats.get<double>("min_effect_pct"),
+                      .alpha = stats.get<double>("alpha"),
+                      .resamples = stats.get<int>("resamples"),
+                      .min_rounds = stats.get<int>("min_rounds"),
+                      .max_rounds = stats.get<int>("max_rounds"),
+                      .time_budget_s = stats.get<double>("time_budget_s"),
+                      .seed = stats.get<std::uint64_t>("seed"),
+                      .correction = stats.word("correction", parse_correction),
+                      .family = stats.word("family", parse_correction_family)};
+  return experiment;
+}
+
+ab::EnvironmentRecord environment_from(const Reader& json) {
+  return {.backend = json.get<std::string>("backend"),
+          .gpu = json.get<std::string>("gpu"),
+          .sm_count = json.get<int>("sm_count"),
+          .sm_clock_mhz = json.get<int>("sm_clock_mhz"),
+          .max_sm_clock_mhz = json.get<int>("max_sm_clock_mhz"),
+          .mem_clock_mhz = json.get<int>("mem_clock_mhz"),
+          .driver = json.get<std::string>("driver"),
+          .cuda_runtime = json.get<std::string>("cuda_runtime"),
+          .commit = json.get<std::string>("commit"),
+          .host = json.get<std::string>("host")};
+}
+
+ab::SweepResult analysis_from(const Reader& json) {
+  ab::SweepResult analysis;
+  analysis.direction = json.word("direction", parse_direction);
+  analysis.correction_note = json.get<std::string>("correction_note");
+  for (const Reader& point : json.items("noise")) {
+    analysis.noise.push_back({.concurrency = point.get<int>("concurrency"),
+                              .a_a = change_from(point.child("a_a")),
+                              .band_pct = point.number("band_pct"),
+                              .baseline_median = point.number("baseline_median")});
+  }
+  for (const Reader& variant : json.items("variants")) {
+    ab::VariantResult result;
+    result.name = variant.get<std::string>("name");
+    result.verdict = variant.word("verdict", parse_variant_verdict);
+    result.faster_at = variant.get<std::vector<int>>("faster_at");
+    result.slower_at = variant.get<std::vector<int>>("slower_at");
+    for (const Reader& point : variant.items("points")) {
+      std::optional<int> more_rounds;
+      if (!point.field("more_rounds").is_null()) more_rounds = point.get<int>("more_rounds");
+      result.points.push_back(
+          {.concurrency = point.get<int>("concurrency"),
+           .evidence = {.change = change_from(point.child("change")),
+                        .threshold_pct = point.number("threshold_pct"),
+                        .p_value = point.number("p_value"),
+                        .p_adjusted = point.number("p_adjusted")},
+           .judgement = {.verdict = point.word("verdict", parse_point_verdict),
+                         .more_rounds = more_rounds},
+           .variant_median = point.number("variant_median")});
+    }
+    analysis.variants.push_back(std::move(result));
+  }
+  return analysis;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+Json arm_json(const ab::Arm& arm) {
+  Json json = {{"name", arm.name},
+               {"prediction_pct",
+                arm.prediction_pct ? number(*arm.prediction_pct) : Json(nullptr)}};
+  if (const auto* kernel = std::get_if<ab::KernelArm>(&arm.config)) {
+    json["kind"] = "kernel";
+    json["variant"] = kernel->variant;
+    json["split"] = kernel->split.to_string();
+    json["cpu_threads"] = kernel->cpu_threads;
+  } else {
+    const auto& command = std::get<ab::CommandArm>(arm.config);
+    json["kind"] = "command";
+    json["command"] = command.command;
+    json["env"] = command.env;
+    json["metric_regex"] = command.metric_regex;
+    json["direction"] = name_of(command.direction);
+    json["timeout_s"] = command.timeout_s;
+  }
+  return json;
+}
+
+ab::Arm arm_from_json(const nlohmann::json& json) {
+  const Reader reader(json, "arm");
+  ab::Arm arm;
+  arm.name = reader.get<std::string>("name");
+  const Reader named(json, fmt::format("arm '{}'", arm.name));
+  if (!named.field("prediction_pct").is_null()) {
+    arm.prediction_pct = named.get<double>("prediction_pct");
+  }
+  const auto kind = named.get<std::string>("kind");
+  if (kind == "kernel") {
+    std::string error;
+    const auto split = parse_split_policy(named.get<std::string>("split"), &error);
+    if (!split) throw std::runtime_error(fmt::format("results.json: arm '{}'.split: {}",
+                                                     arm.name, error));
+    arm.config = ab::KernelArm{.variant = named.get<std::string>("variant"),
+                               .split = *split,
+                               .cpu_threads = named.get<int>("cpu_threads")};
+  } else if (kind == "command") {
+    arm.config = ab::CommandArm{
+        .command = named.get<std::string>("command"),
+        .env = named.get<std::map<std::string, std::string>>("env"),
+        .metric_regex = named.get<std::string>("metric_regex"),
+        .direction = named.word("direction", parse_direction),
+        .timeout_s = named.get<double>("timeout_s")};
+  } else {
+    throw std::runtime_error(fmt::format(
+        "results.json: arm '{}'.kind: '{}' is neither kernel nor command", arm.name, kind));
+  }
+  return arm;
+}
+
+Json results_json(const ab::RunRecord& record) {
+  Json arms = Json::array();
+  for (const ab::ArmRecord& arm : record.arms) {
+    arms.push_back({{"name", arm.name},
+                    {"role", name_of(arm.role)},
+                    {"config_text", arm.config_text},
+                    {"code_hash", arm.code_hash},
+                    {"valid", arm.valid},
+                    {"invalid_reason", arm.invalid_reason},
+                    {"config", arm_json(arm.arm)}});
+  }
+  Json points = Json::array();
+  for (const ab::PointRecord& point : record.points) {
+    points.push_back({{"concurrency", point.concurrency},
+                      {"context_lengths", point.context_lengths},
+                      {"splits", point.splits},
+                      {"rounds", point.rounds},
+                      {"throttled_samples", point.throttled_samples},
+                      {"stop_reason", name_of(point.stop_reason)},
+                      {"stop_text", point.stop_text},
+                      {"elapsed_s", number(point.elapsed_s)}});
+  }
+  Json samples = Json::array();
+  for (const ab::Sample& sample : record.samples) {
+    samples.push_back({{"point", sample.point},
+                       {"round", sample.round},
+                       {"order", sample.order},
+                       {"arm", sample.arm},
+                       {"value", number(sample.value)},
+                       {"time_us", number(sample.time_us)},
+                       {"sm_clock_mhz", sample.sm_clock_mhz},
+                       {"throttled", sample.throttled}});
+  }
+  return {{"schema", kResultsSchema},
+          {"schema_notes", kSchemaNotes},
+          {"started_utc", record.started_utc},
+          {"elapsed_s", number(record.elapsed_s)},
+          {"partial", record.partial},
+          {"partial_reason", record.partial_reason},
+          {"seed", record.seed},
+          {"command_line", record.command_line},
+          {"experiment", experiment_json(record.experiment)},
+          {"environment", environment_json(record.environment)},
+          {"arms", arms},
+          {"points", points},
+          {"analysis", record.analysis ? analysis_json(*record.analysis) : Json(nullptr)},
+          {"samples", samples}};
+}
+
+ab::RunRecord record_from_json(const nlohmann::json& json) {
+  const Reader root(json, "");
+  const auto schema = root.get<std::string>("schema");
+  if (schema != kResultsSchema) {
+    throw std::runtime_error(fmt::format("results.json: schema '{}', expected '{}'", schema,
+                                         kResultsSchema));
+  }
+  ab::RunRecord record;
+  record.started_utc = root.get<std::string>("started_utc");
+  record.elapsed_s = root.number("elapsed_s");
+  record.partial = root.get<bool>("partial");
+  record.partial_reason = root.get<std::string>("partial_reason");
+  record.seed = root.get<std::uint64_t>("seed");
+  record.command_line = root.get<std::string>("command_line");
+  record.experiment = experiment_from(root.child("experiment"));
+  record.environment = environment_from(root.child("environment"));
+  for (const Reader& arm : root.items("arms")) {
+    record.arms.push_back({.name = arm.get<std::string>("name"),
+                           .role = arm.word("role", parse_arm_role),
+                           .arm = arm_from_json(arm.field("config")),
+                           .config_text = arm.get<std::string>("config_text"),
+                           .code_hash = arm.get<std::string>("code_hash"),
+                           .valid = arm.get<bool>("valid"),
+                           .invalid_reason = arm.get<std::string>("invalid_reason")});
+  }
+  for (const Reader& point : root.items("points")) {
+    record.points.push_back({.concurrency = point.get<int>("concurrency"),
+                             .context_lengths = point.get<std::vector<int>>("context_lengths"),
+                             .splits = point.get<int>("splits"),
+                             .rounds = point.get<int>("rounds"),
+                             .throttled_samples = point.get<int>("throttled_samples"),
+                             .stop_reason = point.word("stop_reason", parse_stop_reason),
+                             .stop_text = point.get<std::string>("stop_text"),
+                             .elapsed_s = point.number("elapsed_s")});
+  }
+  for (const Reader& sample : root.items("samples")) {
+    record.samples.push_back({.point = sample.get<int>("point"),
+                              .round = sample.get<int>("round"),
+                              .order = sample.get<int>("order"),
+                              .arm = sample.get<int>("arm"),
+                              .value = sample.number("value"),
+                              .time_us = sample.number("time_us"),
+                              .sm_clock_mhz = sample.get<int>("sm_clock_mhz"),
+                              .throttled = sample.get<bool>("throttled")});
+  }
+  if (!root.field("analysis").is_null()) record.analysis = analysis_from(root.child("analysis"));
+  return record;
+}
+
+ab::RunRecord read_results_json(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(fmt::format("cannot open {}", path.string()));
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& error) {
+    throw std::runtime_error(fmt::format("{} is not valid JSON: {}", path.string(), error.what()));
+  }
+  return record_from_json(json);
+}
+
+void ResultsJson::write(const ab::RunRecord& record, std::ostream& out) const {
+  // The document indented, except the samples: one compact object per line, so that a run of
+  // thousands of samples stays a file one can grep and diff.
+  const Json json = results_json(record);
+  const auto indented = [](const Json& value) {
+    std::string text = value.dump(2, ' ', false, kReplaceInvalidUtf8);
+    std::string shifted;
+    for (const char c : text) {
+      shifted += c;
+      if (c == '\n') shifted += "  ";
+    }
+    return shifted;
+  };
+  out << "{";
+  bool first = true;
+  for (const auto& [key, value] : json.items()) {
+    out << (first ? "\n  " : ",\n  ") << Json(key).dump() << ": ";
+    first = false;
+    if (key == "samples" && !value.empty()) {
+      out << "[";
+      for (std::size_t i = 0; i < value.size(); ++i) {
+        out << (i == 0 ? "\n    " : ",\n    ")
+            << value[i].dump(-1, ' ', false, kReplaceInvalidUtf8);
+      }
+      out << "\n  ]";
+    } else {
+      out << indented(value);
+    }
+  }
+  out << "\n}\n";
+}
+
+}  // namespace mlalab::report

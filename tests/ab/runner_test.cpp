@@ -1,0 +1,391 @@
+// The A/B runner end to end on the CPU backend and with command arms: what a run records
+// (rounds, orders, both baseline arms, stop reasons), how it stops early (a stop signal, a
+// spent budget) and what it then leaves behind, and the pure pieces of the loop.
+#include "ab/runner.h"
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ab/run_record.h"
+#include "report/report_writer.h"
+#include "report/results_json.h"
+
+namespace mlalab::ab {
+namespace {
+
+// Small enough that a sample is a fraction of a millisecond on one core, with the fp64
+// reference in milliseconds.
+constexpr int kContext = 128;
+
+Arm cpu_arm(std::string name, int threads) {
+  return Arm{.name = std::move(name),
+             .prediction_pct = std::nullopt,
+             .config = KernelArm{.variant = kCpuVariant, .split = {}, .cpu_threads = threads}};
+}
+
+Arm command_arm(std::string name, std::string command) {
+  return Arm{.name = std::move(name),
+             .prediction_pct = std::nullopt,
+             .config = CommandArm{.command = std::move(command),
+                                  .env = {},
+                                  .metric_regex = "metric: ([0-9.]+)",
+                                  .direction = Direction::kHigherIsBetter,
+                                  .timeout_s = 10.0}};
+}
+
+Experiment base_experiment() {
+  Experiment experiment;
+  experiment.name = "runner-test";
+  experiment.hypothesis = "two threads beat one";
+  experiment.backend = "cpu";
+  experiment.sweep.layout = Layout::kV4;
+  experiment.sweep.heads = 16;
+  experiment.sweep.page_size = 64;
+  experiment.sweep.concurrency = {1, 2};
+  experiment.sweep.context.length = kContext;
+  experiment.measure.launches_per_sample = 2;
+  experiment.measure.max_minutes = 1.0;
+  experiment.measure.throttle_fraction = 0.0;
+  experiment.stats.min_rounds = 3;
+  experiment.stats.max_rounds = 6;
+  experiment.stats.resamples = 200;
+  experiment.stats.time_budget_s = 10.0;
+  return experiment;
+}
+
+Experiment cpu_experiment() {
+  Experiment experiment = base_experiment();
+  experiment.baseline = cpu_arm("baseline", 1);
+  experiment.variants = {cpu_arm("2 threads", 2)};
+  return experiment;
+}
+
+Experiment command_experiment(std::string variant_command) {
+  Experiment experiment = base_experiment();
+  experiment.name = "command-test";
+  experiment.baseline = command_arm("baseline", "echo 'metric: 100'");
+  experiment.variants = {command_arm("half", std::move(variant_command))};
+  return experiment;
+}
+
+// Stops every point after exactly `rounds` rounds, and remembers what it was shown.
+class FixedRoundsRule final : public StoppingRule {
+ public:
+  explicit FixedRoundsRule(int rounds) : rounds_(rounds) {}
+  StopDecision decide(const PointState& state) const override {
+    states.push_back(state);
+    if (state.rounds < rounds_) return {};
+    return {.reason = StopReason::kRoundBudgetSpent, .text = "fixed rounds"};
+  }
+  mutable std::vector<PointState> states;
+
+ private:
+  int rounds_;
+};
+
+// Arm indices of each (point, round), in their order within the round.
+std::map<std::pair<int, int>, std::vector<int>> rounds_of(const RunRecord& record) {
+  std::map<std::pair<int, int>, std::vector<int>> rounds;
+  for (const Sample& sample : record.samples) {
+    auto& arms = rounds[{sample.point, sample.round}];
+    if (arms.size() <= static_cast<std::size_t>(sample.order)) arms.resize(sample.order + 1, -1);
+    arms[sample.order] = sample.arm;
+  }
+  return rounds;
+}
+
+TEST(Runner, CpuRunMeasuresEveryArmOnceARoundInShuffledOrders) {
+  std::vector<RunRecord> checkpoints;
+  RunOptions options;
+  options.command_line = "mlalab ab test.toml";
+  options.on_checkpoint = [&](const RunRecord& record) { checkpoints.push_back(record); };
+  const RunOutcome outcome = run_experiment(cpu_experiment(), options);
+  const RunRecord& record = outcome.record;
+
+  EXPECT_FALSE(outcome.error);
+  EXPECT_FALSE(record.partial) << record.partial_reason;
+  EXPECT_EQ(record.environment.backend, "cpu");
+  EXPECT_EQ(record.environment.gpu.rfind("cpu (", 0), 0u) << record.environment.gpu;
+  EXPECT_EQ(record.command_line, "mlalab ab test.toml");
+  EXPECT_FALSE(record.started_utc.empty());
+
+  ASSERT_EQ(record.arms.size(), 3u);
+  EXPECT_EQ(record.arms[0].role, ArmRole::kBaseline);
+  EXPECT_EQ(record.arms[1].role, ArmRole::kBaselineRepeat);
+  EXPECT_EQ(record.arms[1].name, "baseline (A′)");
+  EXPECT_EQ(record.arms[2].role, ArmRole::kVariant);
+  for (const ArmRecord& arm : record.arms) {
+    EXPECT_TRUE(arm.valid) << arm.name << ": " << arm.invalid_reason;
+    EXPECT_FALSE(arm.config_text.empty());
+  }
+
+  ASSERT_EQ(record.points.size(), 2u);
+  for (const PointRecord& point : record.points) {
+    EXPECT_GE(point.rounds, 3);
+    EXPECT_LE(point.rounds, 6);
+    EXPECT_NE(point.stop_reason, StopReason::kKeepGoing) << point.stop_text;
+    EXPECT_FALSE(point.stop_text.empty());
+    EXPECT_EQ(point.splits, 1);
+    EXPECT_EQ(point.context_lengths.size(), static_cast<std::size_t>(point.concurrency));
+    EXPECT_GT(point.elapsed_s, 0);
+  }
+
+  const auto rounds = rounds_of(record);
+  std::size_t expected_rounds = 0;
+  for (const PointRecord& point : record.points) expected_rounds += point.rounds;
+  EXPECT_EQ(rounds.size(), expected_rounds);
+  std::set<std::vector<int>> orders;
+  for (const auto& [where, arms] : rounds) {
+    EXPECT_EQ(std::multiset<int>(arms.begin(), arms.end()), (std::multiset<int>{0, 1, 2}))
+        << "point " << where.first << " round " << where.second;
+    orders.insert(arms);
+  }
+  EXPECT_GT(orders.size(), 1u) << "every round ran the arms in the same order";
+
+  for (const Sample& sample : record.samples) {
+    EXPECT_GT(sample.value, 0);
+    EXPECT_GT(sample.time_us, 0);
+    // throughput = batch / time
+    const int batch = record.points[sample.point].concurrency;
+    EXPECT_NEAR(sample.value, batch / (sample.time_us * 1e-6), sample.value * 1e-9);
+    EXPECT_EQ(sample.sm_clock_mhz, -1);
+    EXPECT_FALSE(sample.throttled);
+  }
+
+  ASSERT_TRUE(record.analysis);
+  ASSERT_EQ(record.analysis->variants.size(), 1u);
+  EXPECT_EQ(record.analysis->variants[0].name, "2 threads");
+  EXPECT_EQ(record.analysis->noise.size(), 2u);
+
+  ASSERT_EQ(checkpoints.size(), 2u);
+  EXPECT_TRUE(checkpoints[0].partial);
+  EXPECT_EQ(checkpoints[0].points[1].rounds, 0);
+  EXPECT_TRUE(checkpoints[0].analysis);
+}
+
+TEST(Runner, SameSeedGivesTheSameOrders) {
+  const auto orders = [](std::uint64_t seed) {
+    Experiment experiment = cpu_experiment();
+    experiment.stats.seed = seed;
+    const FixedRoundsRule rule(4);
+    const RunOutcome outcome = run_experiment(experiment, RunOptions{}, rule);
+    std::vector<int> sequence;
+    for (const auto& [where, arms] : rounds_of(outcome.record)) {
+      sequence.insert(sequence.end(), arms.begin(), arms.end());
+    }
+    return sequence;
+  };
+  EXPECT_EQ(orders(7), orders(7));
+  EXPECT_NE(orders(7), orders(8));
+}
+
+TEST(Runner, AsksThePluggableRuleAfterEveryRound) {
+  const FixedRoundsRule rule(2);
+  const RunOutcome outcome = run_experiment(cpu_experiment(), RunOptions{}, rule);
+  for (const PointRecord& point : outcome.record.points) {
+    EXPECT_EQ(point.rounds, 2);
+    EXPECT_EQ(point.stop_reason, StopReason::kRoundBudgetSpent);
+    EXPECT_EQ(point.stop_text, "fixed rounds");
+  }
+  ASSERT_EQ(rule.states.size(), 4u);  // two points, two rounds each
+  EXPECT_EQ(rule.states[0].rounds, 1);
+  EXPECT_EQ(rule.states[1].rounds, 2);
+  ASSERT_EQ(rule.states[1].comparisons.size(), 2u);  // A/A, then the variant
+  EXPECT_EQ(rule.states[1].comparisons[0].name, kAaComparisonName);
+  EXPECT_EQ(rule.states[1].comparisons[1].name, "2 threads");
+  EXPECT_EQ(rule.states[1].comparisons[1].paired_rounds, 2);
+}
+
+TEST(Runner, StopSignalAfterTheFirstPointLeavesAPartialRecordOnDisk) {
+  std::atomic<int> stop{0};
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("mlalab_runner_test_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  RunOptions options;
+  options.stop_signal = &stop;
+  options.on_checkpoint = [&](const RunRecord& record) {
+    report::write_report(record, dir);
+    stop.store(SIGINT);  // as the CLI's handler does on Ctrl-C
+  };
+  const RunOutcome outcome = run_experiment(cpu_experiment(), options);
+  const RunRecord& record = outcome.record;
+
+  EXPECT_FALSE(outcome.error);
+  EXPECT_TRUE(record.partial);
+  EXPECT_NE(record.partial_reason.find("interrupted by SIGINT"), std::string::npos)
+      << record.partial_reason;
+  EXPECT_GT(record.points[0].rounds, 0);
+  EXPECT_NE(record.points[0].stop_reason, StopReason::kKeepGoing);
+  EXPECT_EQ(record.points[1].rounds, 0);
+  EXPECT_EQ(record.points[1].stop_reason, StopReason::kKeepGoing);
+  ASSERT_TRUE(record.analysis);  // the first point is analysed
+  EXPECT_EQ(record.analysis->noise.size(), 1u);
+
+  // The checkpoint after the first point is on disk, marked partial: a kill -9 loses nothing
+  // that was finished.
+  const RunRecord on_disk = report::read_results_json(dir / "results.json");
+  EXPECT_TRUE(on_disk.partial);
+  EXPECT_EQ(on_disk.samples.size(), record.samples.size());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Runner, StopSignalBeforeTheStartMeasuresNothing) {
+  std::atomic<int> stop{SIGINT};
+  RunOptions options;
+  options.stop_signal = &stop;
+  const RunOutcome outcome = run_experiment(cpu_experiment(), options);
+  EXPECT_TRUE(outcome.record.partial);
+  EXPECT_NE(outcome.record.partial_reason.find("interrupted by SIGINT"), std::string::npos);
+  EXPECT_TRUE(outcome.record.samples.empty());
+  EXPECT_FALSE(outcome.record.analysis);
+  EXPECT_EQ(exit_status(outcome), 0);
+}
+
+TEST(Runner, SpentBudgetEndsTheRunPartial) {
+  Experiment experiment = cpu_experiment();
+  experiment.measure.max_minutes = 1e-9;
+  const RunOutcome outcome = run_experiment(experiment, RunOptions{});
+  EXPECT_TRUE(outcome.record.partial);
+  EXPECT_NE(outcome.record.partial_reason.find("budget"), std::string::npos)
+      << outcome.record.partial_reason;
+  EXPECT_TRUE(outcome.record.samples.empty());
+}
+
+TEST(Runner, CpuArmOnTheCudaBackendIsRefusedBeforeAnythingRuns) {
+  Experiment experiment = cpu_experiment();
+  experiment.backend = "cuda";
+  try {
+    run_experiment(experiment, RunOptions{});
+    FAIL() << "expected RunSetupError";
+  } catch (const RunSetupError& error) {
+    EXPECT_NE(std::string(error.what()).find("--backend cpu"), std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(Runner, CommandArmsAreSampledAndJudged) {
+  const RunOutcome outcome = run_experiment(command_experiment("echo 'metric: 50'"),
+                                            RunOptions{});
+  const RunRecord& record = outcome.record;
+  ASSERT_FALSE(record.partial) << record.partial_reason;
+  for (const Sample& sample : record.samples) {
+    EXPECT_EQ(sample.value, sample.arm == 2 ? 50.0 : 100.0);
+    EXPECT_EQ(sample.time_us, 0.0);
+  }
+  EXPECT_EQ(record.arms[0].code_hash.size(), 64u);
+  ASSERT_TRUE(record.analysis);
+  EXPECT_EQ(record.analysis->variants[0].verdict, VariantVerdict::kRejected);
+  EXPECT_EQ(exit_status(outcome), 1);
+  const auto lines = conclusion_lines(record);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines[0].find("REJECTED"), std::string::npos) << lines[0];
+}
+
+TEST(Runner, CommandArmSeesTheConcurrency) {
+  const RunOutcome outcome =
+      run_experiment(command_experiment("echo \"metric: $MLALAB_CONCURRENCY\""), RunOptions{});
+  for (const Sample& sample : outcome.record.samples) {
+    if (sample.arm == 2) {
+      EXPECT_EQ(sample.value, outcome.record.points[sample.point].concurrency);
+    }
+  }
+}
+
+TEST(Runner, CommandArmWhoseRegexNeverMatchesIsInvalid) {
+  std::ostringstream progress;
+  RunOptions options;
+  options.progress = &progress;
+  const RunOutcome outcome =
+      run_experiment(command_experiment("echo 'no number here'"), options);
+  const RunRecord& record = outcome.record;
+  EXPECT_FALSE(record.arms[2].valid);
+  EXPECT_NE(record.arms[2].invalid_reason.find("matched nothing"), std::string::npos)
+      << record.arms[2].invalid_reason;
+  EXPECT_NE(progress.str().find("warning:"), std::string::npos) << progress.str();
+  EXPECT_TRUE(record.arms[0].valid);
+  EXPECT_TRUE(record.arms[1].valid);
+  // The baseline's A/A comparison still runs; the INVALID arm has no verdict and fails the run.
+  ASSERT_TRUE(record.analysis);
+  EXPECT_TRUE(record.analysis->variants.empty());
+  EXPECT_EQ(exit_status(outcome), 1);
+  const auto lines = conclusion_lines(record);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines[0].find("INVALID"), std::string::npos) << lines[0];
+}
+
+TEST(Runner, FailingBaselineEndsTheRun) {
+  Experiment experiment = command_experiment("echo 'metric: 50'");
+  experiment.baseline = command_arm("baseline", "exit 3");
+  const RunOutcome outcome = run_experiment(experiment, RunOptions{});
+  EXPECT_TRUE(outcome.record.partial);
+  EXPECT_NE(outcome.record.partial_reason.find("baseline is INVALID"), std::string::npos)
+      << outcome.record.partial_reason;
+  EXPECT_NE(outcome.record.arms[0].invalid_reason.find("exit status 3"), std::string::npos)
+      << outcome.record.arms[0].invalid_reason;
+  EXPECT_EQ(exit_status(outcome), 1);
+}
+
+TEST(Overrides, ReplaceTheFilesSettings) {
+  const Experiment experiment = with_overrides(
+      cpu_experiment(), Overrides{.backend = "cuda", .max_minutes = 2.5, .seed = 99});
+  EXPECT_EQ(experiment.backend, "cuda");
+  EXPECT_EQ(experiment.measure.max_minutes, 2.5);
+  EXPECT_EQ(experiment.stats.seed, 99u);
+  EXPECT_THROW(with_overrides(cpu_experiment(), Overrides{.backend = "tpu"}),
+               std::invalid_argument);
+  EXPECT_THROW(with_overrides(cpu_experiment(), Overrides{.max_minutes = 0.0}),
+               std::invalid_argument);
+}
+
+TEST(Shuffled, IsAPermutationAndDependsOnTheGenerator) {
+  std::mt19937_64 generator(1);
+  std::set<std::vector<int>> seen;
+  for (int i = 0; i < 200; ++i) {
+    std::vector<int> order = shuffled({0, 1, 2, 3}, generator);
+    std::vector<int> sorted = order;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(sorted, (std::vector<int>{0, 1, 2, 3}));
+    seen.insert(order);
+  }
+  EXPECT_EQ(seen.size(), 24u);  // every permutation of 4 shows up in 200 draws
+}
+
+TEST(JudgeThrottling, FlagsSamplesBelowTheFractionOfThePeak) {
+  RunRecord record;
+  record.points.resize(2);
+  record.samples = {Sample{.point = 0, .sm_clock_mhz = 1980},
+                    Sample{.point = 0, .sm_clock_mhz = 1700},
+                    Sample{.point = 1, .sm_clock_mhz = 1800},
+                    Sample{.point = 1, .sm_clock_mhz = -1}};
+  judge_throttling(record, 0.9);  // below 1782 MHz
+  EXPECT_FALSE(record.samples[0].throttled);
+  EXPECT_TRUE(record.samples[1].throttled);
+  EXPECT_FALSE(record.samples[2].throttled);
+  EXPECT_FALSE(record.samples[3].throttled);  // no reading: never flagged
+  EXPECT_EQ(record.points[0].throttled_samples, 1);
+  EXPECT_EQ(record.points[1].throttled_samples, 0);
+  judge_throttling(record, 0.0);
+  EXPECT_FALSE(record.samples[1].throttled);
+}
+
+TEST(Formatting, DurationsAndTimes) {
+  EXPECT_EQ(format_duration(0.4), "0s");
+  EXPECT_EQ(format_duration(45), "45s");
+  EXPECT_EQ(format_duration(80), "1m20s");
+  EXPECT_EQ(format_duration(2 * 3600 + 3 * 60 + 10), "2h03m");
+  const auto time = std::chrono::system_clock::from_time_t(1735787045);  // 2025-01-02 03:04:05
+  EXPECT_EQ(compact_utc(time), "20250102T030405Z");
+  EXPECT_EQ(iso8601_utc(time), "2025-01-02T03:04:05Z");
+}
+
+}  // namespace
+}  // namespace mlalab::ab

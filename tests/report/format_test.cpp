@@ -1,0 +1,57 @@
+#include "report/format.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace mlalab::report {
+namespace {
+
+TEST(Format, Percentages) {
+  EXPECT_EQ(signed_percent(3.24), "+3.2%");
+  EXPECT_EQ(signed_percent(-14), "−14.0%");
+  EXPECT_EQ(signed_percent(-0.04), "0.0%");  // no sign on what rounds to zero
+  EXPECT_EQ(signed_percent(std::nan("")), "n/a");
+  EXPECT_EQ(short_percent(-14.2), "−14%");
+  EXPECT_EQ(short_percent(-3.04), "−3.0%");
+  EXPECT_EQ(short_percent(20), "+20%");
+  const double infinity = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(interval_text({.lower = -4, .upper = 2.25}), "[−4.0, +2.2]");
+  EXPECT_EQ(interval_text({.lower = -infinity, .upper = infinity}), "[−∞, +∞]");
+}
+
+TEST(Format, Quantities) {
+  EXPECT_EQ(group_thousands(1234567), "1,234,567");
+  EXPECT_EQ(group_thousands(999), "999");
+  EXPECT_EQ(group_thousands(-1000), "−1,000");
+  EXPECT_EQ(quantity_text(12345.6), "12,346");
+  EXPECT_EQ(quantity_text(123.44), "123.4");
+  EXPECT_EQ(si_text(1500), "1.5k");
+  EXPECT_EQ(si_text(2e6), "2M");
+  EXPECT_EQ(si_text(500), "500");
+  EXPECT_EQ(duration_text(12.34), "12.3 s");
+  EXPECT_EQ(duration_text(245), "4 min 05 s");
+  EXPECT_EQ(duration_text(3720), "1 h 02 min");
+}
+
+TEST(Format, PointsAndText) {
+  EXPECT_EQ(point_list({1, 2, 64}), "C1, C2 and C64");
+  EXPECT_EQ(point_list({8}), "C8");
+  EXPECT_EQ(display_width("A′ − A ±"), 8u);
+  EXPECT_EQ(xml_escape("a<b & \"c\" 'd'>"), "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;");
+}
+
+TEST(Format, EnumNamesRoundTrip) {
+  for (const auto reason : {ab::StopReason::kKeepGoing, ab::StopReason::kPrecisionReached,
+                            ab::StopReason::kRoundBudgetSpent, ab::StopReason::kTimeBudgetSpent}) {
+    EXPECT_EQ(parse_stop_reason(name_of(reason)), reason);
+  }
+  EXPECT_EQ(parse_variant_verdict("MIXED"), ab::VariantVerdict::kMixed);
+  EXPECT_EQ(parse_arm_role("baseline_repeat"), ab::ArmRole::kBaselineRepeat);
+  EXPECT_THROW(parse_correction("bonferroni"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace mlalab::report

@@ -1,0 +1,231 @@
+#include "report/markdown_report.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "report/format.h"
+#include "report/record_view.h"
+#include "report/synthetic_record.h"
+
+namespace mlalab::report {
+namespace {
+
+std::string markdown_of(const ab::RunRecord& record) {
+  std::ostringstream out;
+  MarkdownReport().write(record, out);
+  return out.str();
+}
+
+const ab::RunRecord& analysed() {
+  static const ab::RunRecord record = testing::synthetic_record();
+  return record;
+}
+
+const ab::PointResult& result_at(const ab::RunRecord& record, const std::string& variant,
+                                 int concurrency) {
+  const ab::VariantResult* result = variant_result(record, variant);
+  EXPECT_NE(result, nullptr) << variant;
+  const ab::PointResult* point = point_result(*result, concurrency);
+  EXPECT_NE(point, nullptr) << variant << " at " << concurrency;
+  return *point;
+}
+
+std::string change_at(const std::string& variant, int concurrency) {
+  return short_percent(result_at(analysed(), variant, concurrency).evidence.change.change_pct);
+}
+
+// The simulation gives the verdicts it was built for; the report tests below rely on them.
+TEST(MarkdownReport, SyntheticRecordHasTheIntendedVerdicts) {
+  const ab::RunRecord& record = analysed();
+  ASSERT_TRUE(record.analysis);
+  EXPECT_EQ(variant_result(record, "8 warps")->verdict, ab::VariantVerdict::kRejected);
+  EXPECT_EQ(variant_result(record, "3 stages")->verdict, ab::VariantVerdict::kMixed);
+  EXPECT_EQ(variant_result(record, "3 stages")->faster_at, (std::vector<int>{1, 4}));
+  EXPECT_EQ(variant_result(record, "3 stages")->slower_at, (std::vector<int>{64}));
+  EXPECT_EQ(variant_result(record, "same code")->verdict, ab::VariantVerdict::kInconclusive);
+  EXPECT_EQ(variant_result(record, "broken"), nullptr);  // INVALID: never analysed
+  int ambiguous = 0;
+  for (const auto& point : variant_result(record, "4 stages")->points) {
+    ambiguous += point.judgement.verdict == ab::PointVerdict::kAmbiguous ? 1 : 0;
+  }
+  EXPECT_GT(ambiguous, 0);
+}
+
+TEST(MarkdownReport, HasEverySectionInOrder) {
+  const std::string text = markdown_of(analysed());
+  std::size_t at = 0;
+  for (const char* heading :
+       {"# A/B experiment: warps_and_stages", "## What was tested", "## Why", "## How",
+        "## Baseline", "## Per-variant results", "## Monotonicity", "## Conclusion",
+        "## How to reproduce"}) {
+    const std::size_t found = text.find(heading, at);
+    ASSERT_NE(found, std::string::npos) << heading;
+    at = found;
+  }
+  EXPECT_EQ(text.find("PARTIAL"), std::string::npos);
+}
+
+TEST(MarkdownReport, WhatWhyAndHowCarryTheExperiment) {
+  const ab::RunRecord& record = analysed();
+  const std::string text = markdown_of(record);
+  // Arms with configs and validity; the INVALID one with its reason.
+  EXPECT_NE(text.find("| 8 warps "), std::string::npos);
+  EXPECT_NE(text.find("h16_t16_w8_s2 heuristic"), std::string::npos);
+  EXPECT_NE(text.find("INVALID: out[0][3][17] = nan, reference 0.25"), std::string::npos);
+  EXPECT_NE(text.find("`" + record.arms[2].code_hash.substr(0, 12) + "`"), std::string::npos);
+  // Why: the hypothesis, quoted line by line.
+  EXPECT_NE(text.find("> More warps hide the latency of the KV loads: +20 %.\n> Stages: +5 %."),
+            std::string::npos);
+  // How: settings, the correction note, the environment, throttling, stop reasons, time.
+  EXPECT_NE(text.find(ab::correction_method_note(record.experiment.stats)), std::string::npos);
+  EXPECT_NE(text.find("Minimum effect 2%; α = 0.05, so intervals at 95% confidence"),
+            std::string::npos);
+  EXPECT_NE(text.find("NVIDIA H200 (132 SMs)"), std::string::npos);
+  EXPECT_NE(text.find("driver 570.86.15 (CUDA 12.8); CUDA runtime 13.0; commit `0123456789ab`"),
+            std::string::npos);
+  EXPECT_NE(text.find("**Throttled samples excluded.** 2 of 480"), std::string::npos);
+  EXPECT_NE(text.find("| round budget of 20 rounds spent |"), std::string::npos);
+  EXPECT_NE(text.find("**Time taken.** 50.0 s, started 2025-06-01T12:00:00Z"),
+            std::string::npos);
+  EXPECT_NE(text.find("1, 4, 16, 64"), std::string::npos);
+}
+
+TEST(MarkdownReport, BaselineSectionCharacterizesTheVariance) {
+  const ab::RunRecord& record = analysed();
+  const std::string text = markdown_of(record);
+  const std::string section = text.substr(text.find("## Baseline"),
+                                          text.find("## Per-variant") - text.find("## Baseline"));
+  EXPECT_NE(section.find("variance characterization"), std::string::npos);
+  for (const ab::PointNoise& noise : record.analysis->noise) {
+    EXPECT_NE(section.find(quantity_text(noise.baseline_median)), std::string::npos);
+    EXPECT_NE(section.find(fmt::format("±{:.2f}%", noise.band_pct)), std::string::npos);
+  }
+  // The CV of C1's baseline samples: one of them was throttled and is left out.
+  const std::vector<double> values = arm_values(record, 0, 0);
+  EXPECT_EQ(values.size(), testing::kRounds - 1u);
+  EXPECT_NE(section.find(fmt::format("{:.2f}%", 100 * coefficient_of_variation(values))),
+            std::string::npos);
+}
+
+TEST(MarkdownReport, PerVariantTablesGiveChangeIntervalBandVerdictAndPrediction) {
+  const ab::RunRecord& record = analysed();
+  const std::string text = markdown_of(record);
+  for (const char* heading : {"### 8 warps: REJECTED", "### 3 stages: MIXED",
+                              "### same code: INCONCLUSIVE", "### 4 stages: ",
+                              "### broken: INVALID"}) {
+    EXPECT_NE(text.find(heading), std::string::npos) << heading;
+  }
+  const ab::PointResult& c1 = result_at(record, "8 warps", 1);
+  EXPECT_NE(text.find(signed_percent(c1.evidence.change.change_pct) + " | " +
+                      interval_text(c1.evidence.change.interval_pct)),
+            std::string::npos);
+  EXPECT_NE(text.find("| SLOWER "), std::string::npos);
+  EXPECT_NE(text.find("| FASTER "), std::string::npos);
+  EXPECT_NE(text.find("| WITHIN_NOISE "), std::string::npos);
+  EXPECT_NE(text.find("Predicted +20%; measured "), std::string::npos);
+  EXPECT_NE(text.find("INVALID: out[0][3][17] = nan, reference 0.25. It was not timed."),
+            std::string::npos);
+  // AMBIGUOUS points say how many rounds would settle them.
+  for (const auto& point : variant_result(record, "4 stages")->points) {
+    if (point.judgement.verdict != ab::PointVerdict::kAmbiguous) continue;
+    const std::string expected =
+        point.judgement.more_rounds
+            ? fmt::format("AMBIGUOUS: ≈ {} more rounds", group_thousands(*point.judgement.more_rounds))
+            : "AMBIGUOUS: no number of rounds expected to settle it";
+    EXPECT_NE(text.find(expected), std::string::npos) << expected;
+  }
+}
+
+TEST(MarkdownReport, MonotonicityFlagsTheDipWithTheSplitChange) {
+  const std::string text = markdown_of(analysed());
+  EXPECT_NE(text.find("- **baseline**: C16 → C64: throughput falls by 14."), std::string::npos);
+  EXPECT_NE(text.find("(the baseline's splits go 2 → 1)"), std::string::npos);
+  EXPECT_NE(text.find("- **8 warps**: C16 → C64"), std::string::npos);
+}
+
+TEST(MarkdownReport, MonotonicitySaysNoneWithoutDips) {
+  const ab::RunRecord record = testing::synthetic_record({1000, 3800, 14000, 40000});
+  EXPECT_NE(markdown_of(record).find("Dips: none."), std::string::npos);
+}
+
+TEST(MarkdownReport, ConclusionNamesEveryVerdictWithItsNumbers) {
+  const std::string conclusion = conclusion_paragraph(analysed());
+  EXPECT_NE(conclusion.find("8 warps: REJECTED, slower at every concurrency (" +
+                            change_at("8 warps", 1) + " at C1 … " + change_at("8 warps", 64) +
+                            " at C64); predicted +20%."),
+            std::string::npos)
+      << conclusion;
+  // MIXED names the points of both directions.
+  EXPECT_NE(conclusion.find("3 stages: MIXED, faster at C1 and C4 (" + change_at("3 stages", 1) +
+                            " at C1, " + change_at("3 stages", 4) + " at C4) but slower at C64 (" +
+                            change_at("3 stages", 64) +
+                            " at C64), within noise at C16; predicted +5.0%."),
+            std::string::npos)
+      << conclusion;
+  EXPECT_NE(conclusion.find("same code: INCONCLUSIVE, within noise at every concurrency"),
+            std::string::npos);
+  EXPECT_NE(conclusion.find("; no prediction."), std::string::npos);
+  EXPECT_NE(conclusion.find("4 stages: INCONCLUSIVE"), std::string::npos);
+  EXPECT_NE(conclusion.find("ambiguous at"), std::string::npos);
+  EXPECT_NE(conclusion.find("broken: INVALID, not timed (out[0][3][17] = nan, reference 0.25)."),
+            std::string::npos);
+  // One paragraph.
+  EXPECT_EQ(conclusion.find('\n'), std::string::npos);
+}
+
+TEST(MarkdownReport, HowToReproduceInlinesCommandCommitAndFile) {
+  const std::string text = markdown_of(analysed());
+  const std::string section = text.substr(text.find("## How to reproduce"));
+  EXPECT_NE(section.find("```bash\nmlalab ab experiments/warps_and_stages.toml\n```"),
+            std::string::npos);
+  EXPECT_NE(section.find("git checkout 0123456789ab"), std::string::npos);
+  EXPECT_NE(section.find(std::string("```toml\n") + testing::kSourceText + "```"),
+            std::string::npos);
+}
+
+TEST(MarkdownReport, PartialRunSaysSoAtTheTopWithTheReason) {
+  ab::RunRecord record = analysed();
+  record.partial = true;
+  record.partial_reason = "interrupted (Ctrl-C) during C64, round 12";
+  const std::string text = markdown_of(record);
+  const std::size_t banner =
+      text.find("**PARTIAL RESULTS: interrupted (Ctrl-C) during C64, round 12.**");
+  ASSERT_NE(banner, std::string::npos);
+  EXPECT_LT(banner, text.find("## What was tested"));
+  EXPECT_EQ(conclusion_paragraph(record).rfind("From a partial run:", 0), 0u);
+}
+
+TEST(MarkdownReport, WithoutAnalysisSaysSoEverywhere) {
+  ab::RunRecord record = analysed();
+  record.analysis.reset();
+  record.partial = true;
+  const std::string text = markdown_of(record);
+  EXPECT_NE(text.find("**PARTIAL RESULTS: the run ended before every point stopped.**"),
+            std::string::npos);
+  EXPECT_NE(text.find("No analysis: too little was measured, so the A/A columns are empty."),
+            std::string::npos);
+  EXPECT_NE(text.find("### 8 warps: no analysis"), std::string::npos);
+  EXPECT_NE(text.find("Not checked: no analysis."), std::string::npos);
+  EXPECT_NE(text.find("no conclusion, as the run measured too little for an analysis."),
+            std::string::npos);
+  // Still there: the INVALID arm and the reproduction.
+  EXPECT_NE(text.find("broken: INVALID, not timed"), std::string::npos);
+  EXPECT_NE(text.find("## How to reproduce"), std::string::npos);
+}
+
+TEST(MarkdownReport, EmptyRecordStillWritesEverySection) {
+  ab::RunRecord record;
+  record.experiment.name = "empty";
+  const std::string text = markdown_of(record);
+  EXPECT_NE(text.find("No sweep point was measured."), std::string::npos);
+  EXPECT_NE(text.find("No baseline was measured."), std::string::npos);
+  EXPECT_NE(text.find("No variants."), std::string::npos);
+  EXPECT_NE(text.find("## How to reproduce"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mlalab::report
