@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "report/format.h"
+#include "report/results_json.h"
 
 namespace mlalab::report {
 namespace {
@@ -149,15 +150,7 @@ Fingerprint fingerprint_from_json(const nlohmann::json& json) {
 }
 
 Fingerprint read_fingerprint(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(fmt::format("cannot open {}", path.string()));
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& error) {
-    throw std::runtime_error(fmt::format("{} is not valid JSON: {}", path.string(), error.what()));
-  }
-  return fingerprint_from_json(json);
+  return fingerprint_from_json(read_json_file(path));
 }
 
 void write_fingerprint(const Fingerprint& fingerprint, std::ostream& out) {

@@ -461,16 +461,18 @@ ab::RunRecord record_from_json(const nlohmann::json& json) {
   return record;
 }
 
-ab::RunRecord read_results_json(const std::filesystem::path& path) {
+nlohmann::json read_json_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(fmt::format("cannot open {}", path.string()));
-  nlohmann::json json;
   try {
-    json = nlohmann::json::parse(in);
+    return nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& error) {
     throw std::runtime_error(fmt::format("{} is not valid JSON: {}", path.string(), error.what()));
   }
-  return record_from_json(json);
+}
+
+ab::RunRecord read_results_json(const std::filesystem::path& path) {
+  return record_from_json(read_json_file(path));
 }
 
 void ResultsJson::write(const ab::RunRecord& record, std::ostream& out) const {

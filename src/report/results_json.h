@@ -58,6 +58,10 @@ nlohmann::ordered_json results_json(const ab::RunRecord& record);
 ab::RunRecord record_from_json(const nlohmann::json& json);
 ab::RunRecord read_results_json(const std::filesystem::path& path);
 
+// Parses a JSON file; throws std::runtime_error naming the file when it cannot be opened or
+// is not valid JSON. Shared by every reader of the lab's files.
+nlohmann::json read_json_file(const std::filesystem::path& path);
+
 // The JSON of one declared arm (ARM above), shared with fingerprint.json.
 nlohmann::ordered_json arm_json(const ab::Arm& arm);
 ab::Arm arm_from_json(const nlohmann::json& json);
