@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <ostream>
 #include <stdexcept>
 #include <variant>
