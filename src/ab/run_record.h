@@ -32,7 +32,8 @@ struct Sample {
   int arm = 0;             // index into RunRecord::arms
   double value = 0.0;      // metric: kernel arms, throughput in sequences/s (batch / time)
   double time_us = 0.0;    // kernel arms: median time of the sample's launches; 0 for commands
-  int sm_clock_mhz = -1;   // read right after the sample; -1 when unavailable
+  int sm_clock_mhz = -1;   // read once after the sample's round (nvidia-smi costs about a
+                           // sample); -1 when unavailable
   bool throttled = false;  // excluded from the statistics
 };
 
