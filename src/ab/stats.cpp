@@ -8,6 +8,8 @@
 #include <random>
 #include <stdexcept>
 
+#include "bench/median.h"  // header-only and CUDA-free, like this module
+
 namespace mlalab::ab {
 namespace {
 
@@ -18,13 +20,6 @@ double to_throughput(double sample, Direction direction) {
     throw std::invalid_argument(fmt::format("sample {} is not a positive finite number", sample));
   }
   return direction == Direction::kHigherIsBetter ? sample : 1.0 / sample;
-}
-
-double median_of_values(std::vector<double> values) {
-  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-  std::nth_element(values.begin(), middle, values.end());
-  if (values.size() % 2 == 1) return *middle;
-  return (*std::max_element(values.begin(), middle) + *middle) / 2;
 }
 
 double change_pct(double treatment_median, double control_median) {
@@ -139,7 +134,7 @@ double median_of(const RoundSamples& samples) {
     if (sample) present.push_back(*sample);
   }
   if (present.empty()) return std::numeric_limits<double>::quiet_NaN();
-  return median_of_values(std::move(present));
+  return bench::median(std::move(present));
 }
 
 BootstrapDistribution::BootstrapDistribution(std::vector<double> replicates_pct)
@@ -183,7 +178,7 @@ ChangeEstimate estimate_change(const PairedRounds& rounds, const Settings& setti
   estimate.change.paired_rounds = n;
   if (n == 0) return estimate;
   estimate.change.change_pct =
-      change_pct(median_of_values(rounds.treatment), median_of_values(rounds.control));
+      change_pct(bench::median(rounds.treatment), bench::median(rounds.control));
   if (n < kMinResampledRounds) return estimate;
 
   std::vector<std::uint32_t> seed_words = {static_cast<std::uint32_t>(settings.seed),
