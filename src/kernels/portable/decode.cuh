@@ -51,6 +51,8 @@ struct Traits {
   static constexpr int kDvTilesPerWarp = kDv / kWarps / kMmaN;
   static_assert(kDvTilesPerWarp % 2 == 0, "V fragments are loaded two n-tiles at a time");
   static constexpr int kPvKSteps = kBlockT / kMmaK;
+  static_assert(kMTiles * kDvTilesPerWarp * 4 == output_accumulators_per_thread(kShape),
+                "the O fragments are the accumulator budget traits.h plans for");
 
   // Softmax: each head row is owned by a group of adjacent lanes.
   static constexpr int kSoftmaxThreadsPerRow = kThreads / kBlockH;
