@@ -723,18 +723,26 @@ std::optional<SweepResult> analyse(const RunRecord& record) {
   }
 }
 
-std::string compact_utc(std::chrono::system_clock::time_point time) {
+namespace {
+
+// The calendar fields of a time point in UTC, shared by both spellings below.
+std::tm utc_fields(std::chrono::system_clock::time_point time) {
   const std::time_t seconds = std::chrono::system_clock::to_time_t(time);
   std::tm utc{};
   gmtime_r(&seconds, &utc);
+  return utc;
+}
+
+}  // namespace
+
+std::string compact_utc(std::chrono::system_clock::time_point time) {
+  const std::tm utc = utc_fields(time);
   return fmt::format("{:04}{:02}{:02}T{:02}{:02}{:02}Z", utc.tm_year + 1900, utc.tm_mon + 1,
                      utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec);
 }
 
 std::string iso8601_utc(std::chrono::system_clock::time_point time) {
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(time);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
+  const std::tm utc = utc_fields(time);
   return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", utc.tm_year + 1900, utc.tm_mon + 1,
                      utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec);
 }
