@@ -213,12 +213,17 @@ struct PreparedCase {
   std::vector<SplitPolicy> splits{};
 };
 
+// A selection from the environment: the regex in `variable`, or everything when it is unset.
+std::regex selection_from_env(const char* variable) {
+  const char* pattern = std::getenv(variable);
+  return std::regex(pattern != nullptr ? pattern : ".*");
+}
+
 // MLALAB_TEST_CASES (a regex on the case name) narrows the cases, e.g. for racecheck.
 std::vector<PreparedCase> prepare_cases(Layout layout) {
   std::vector<PreparedCase> prepared;
   std::uint64_t seed = layout == Layout::kV3 ? 1000 : 2000;
-  const char* selection = std::getenv("MLALAB_TEST_CASES");
-  const std::regex selected(selection != nullptr ? selection : ".*");
+  const std::regex selected = selection_from_env("MLALAB_TEST_CASES");
   for (CaseSpec& spec : sweep_cases()) {
     spec.problem.layout = layout;
     spec.problem.seed = seed++;  // before the filter: a case's data never depends on it
@@ -354,8 +359,7 @@ TEST_P(PortableSweep, EveryFeasibleVariantMatchesTheReference) {
 
   // MLALAB_TEST_VARIANTS (a regex on the name) narrows the sweep, e.g. for compute-sanitizer,
   // which runs kernels tens of times slower.
-  const char* selection = std::getenv("MLALAB_TEST_VARIANTS");
-  const std::regex selected(selection != nullptr ? selection : ".*");
+  const std::regex selected = selection_from_env("MLALAB_TEST_VARIANTS");
   int feasible_variants = 0;
   for (const kernels::Variant& variant : kernels::compiled_variants()) {
     if (!std::regex_search(variant.name, selected)) continue;
