@@ -1,6 +1,8 @@
 # The one list of compiled kernel variants.
 #
 # The portable family is the product of the four knob axes below, minus one excluded corner.
+# The wgmma family (Hopper only: built when MLALAB_CUDA_ARCHS has 90a) always has 64 heads
+# per CTA and 8 warps (two warpgroups); its knobs are block_t and stages.
 # From this list the build generates (a) one tiny instantiation unit per variant, so variants
 # compile in parallel and a build can select a subset, and (b) variant_table.inc, the runtime
 # table that the CLI, the tuner and the tests iterate (src/kernels/registry.cpp).
@@ -17,7 +19,26 @@ set(MLALAB_STAGES_AXIS 1 2 3 4)      # cp.async pipeline depth
 # limit before anything else, so every such variant would spill to local memory.
 set(MLALAB_EXCLUDED_VARIANTS_REGEX "^h64_t[0-9]+_w4_")
 
+set(MLALAB_WGMMA_BLOCK_T_AXIS 32 64)
+# At least two stages: a step refills the stage its predecessor read while it computes.
+set(MLALAB_WGMMA_STAGES_AXIS 2 3 4)
+
 set(MLALAB_VARIANTS ".*" CACHE STRING "Regex selecting which kernel variants to compile")
+
+# Appends one variant (if MLALAB_VARIANTS selects it) to the caller's sources, names and table.
+macro(mlalab_add_variant name header instantiation table_entry)
+  if(NOT "${name}" MATCHES "${MLALAB_EXCLUDED_VARIANTS_REGEX}" AND "${name}" MATCHES "${MLALAB_VARIANTS}")
+    set(unit "${generated_dir}/instantiations/${name}.cu")
+    file(CONFIGURE OUTPUT "${unit}" CONTENT
+"// Generated from cmake/variants.cmake: do not edit.
+#include \"${header}\"
+${instantiation}
+")
+    list(APPEND sources "${unit}")
+    list(APPEND names "${name}")
+    string(APPEND table "${table_entry}\n")
+  endif()
+endmacro()
 
 function(mlalab_generate_variants out_sources)
   set(generated_dir "${CMAKE_BINARY_DIR}/generated")
@@ -28,26 +49,23 @@ function(mlalab_generate_variants out_sources)
     foreach(block_t IN LISTS MLALAB_BLOCK_T_AXIS)
       foreach(warps IN LISTS MLALAB_WARPS_AXIS)
         foreach(stages IN LISTS MLALAB_STAGES_AXIS)
-          set(name "h${block_h}_t${block_t}_w${warps}_s${stages}")
-          if(name MATCHES "${MLALAB_EXCLUDED_VARIANTS_REGEX}")
-            continue()
-          endif()
-          if(NOT name MATCHES "${MLALAB_VARIANTS}")
-            continue()
-          endif()
-          set(unit "${generated_dir}/instantiations/${name}.cu")
-          file(CONFIGURE OUTPUT "${unit}" CONTENT
-"// Generated from cmake/variants.cmake: do not edit.
-#include \"kernels/portable/decode.cuh\"
-MLALAB_INSTANTIATE_PORTABLE(${block_h}, ${block_t}, ${warps}, ${stages})
-")
-          list(APPEND sources "${unit}")
-          list(APPEND names "${name}")
-          string(APPEND table "MLALAB_VARIANT(${block_h}, ${block_t}, ${warps}, ${stages})\n")
+          set(args "${block_h}, ${block_t}, ${warps}, ${stages}")
+          mlalab_add_variant("h${block_h}_t${block_t}_w${warps}_s${stages}"
+                             "kernels/portable/decode.cuh" "MLALAB_INSTANTIATE_PORTABLE(${args})"
+                             "MLALAB_PORTABLE_VARIANT(${args})")
         endforeach()
       endforeach()
     endforeach()
   endforeach()
+  if("90a" IN_LIST MLALAB_CUDA_ARCHS)
+    foreach(block_t IN LISTS MLALAB_WGMMA_BLOCK_T_AXIS)
+      foreach(stages IN LISTS MLALAB_WGMMA_STAGES_AXIS)
+        mlalab_add_variant("wgmma_h64_t${block_t}_w8_s${stages}" "kernels/wgmma/decode.cuh"
+                           "MLALAB_INSTANTIATE_WGMMA(${block_t}, ${stages})"
+                           "MLALAB_WGMMA_VARIANT(${block_t}, ${stages})")
+      endforeach()
+    endforeach()
+  endif()
   if(NOT sources)
     message(FATAL_ERROR "MLALAB_VARIANTS='${MLALAB_VARIANTS}' selects no variant")
   endif()

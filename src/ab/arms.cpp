@@ -198,7 +198,7 @@ class CudaPoint final : public KernelPoint {
     if (ctas_per_sm == 0) {
       preparation.invalid_reason = fmt::format(
           "needs {} B of shared memory per CTA, this GPU allows {} B",
-          kernels::portable::decode_smem_bytes(variant->shape, d_qk), device_.smem_optin_bytes);
+          kernels::decode_smem_bytes(variant->shape, d_qk), device_.smem_optin_bytes);
       return preparation;
     }
     const KernelConfig config{.shape = variant->shape, .split = arm.split};

@@ -1242,7 +1242,8 @@ FeasibilityCheck default_feasibility_check() {
         }
       }
       const tune::GpuLimits limits{.smem_optin_bytes = device.smem_optin_bytes,
-                                   .smem_per_sm_bytes = device.smem_per_sm_bytes};
+                                   .smem_per_sm_bytes = device.smem_per_sm_bytes,
+                                   .compute_capability = 10 * device.cc_major + device.cc_minor};
       const auto verdict = tune::judge(usage, limits, std::nullopt);
       if (verdict.feasible) return std::nullopt;
       return fmt::format("{} (on this {})", verdict.reason, device.gpu);
@@ -1250,7 +1251,7 @@ FeasibilityCheck default_feasibility_check() {
     const auto verdict = tune::judge(usage, std::nullopt, kLargestSmemOptinBytes);
     if (verdict.feasible) return std::nullopt;
     return fmt::format(
-        "needs {} B of shared memory (the plan of kernels/portable/traits.h), more than the {} B "
+        "needs {} B of shared memory (the plan of the kernel traits), more than the {} B "
         "per CTA that any supported GPU allows (no GPU here: judged on the plan alone)",
         tune::group_thousands(usage.smem_bytes), tune::group_thousands(kLargestSmemOptinBytes));
   };

@@ -95,7 +95,7 @@ std::optional<std::string> infeasibility(const kernels::Variant& variant, int d_
   }
   if (*ctas_per_sm == 0) {
     return fmt::format("needs {} B of shared memory per CTA, this GPU allows {} B",
-                       kernels::portable::decode_smem_bytes(variant.shape, d_qk),
+                       kernels::decode_smem_bytes(variant.shape, d_qk),
                        device.smem_optin_bytes);
   }
   return std::nullopt;

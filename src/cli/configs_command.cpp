@@ -185,7 +185,8 @@ int run_configs(const ConfigsOptions& options) {
   std::optional<tune::GpuLimits> limits;
   if (device) {
     limits = tune::GpuLimits{.smem_optin_bytes = device->smem_optin_bytes,
-                             .smem_per_sm_bytes = device->smem_per_sm_bytes};
+                             .smem_per_sm_bytes = device->smem_per_sm_bytes,
+                             .compute_capability = 10 * device->cc_major + device->cc_minor};
   }
 
   const auto variants = kernels::compiled_variants();
@@ -196,7 +197,7 @@ int run_configs(const ConfigsOptions& options) {
                device->cc_major, device->cc_minor,
                tune::group_thousands(device->smem_optin_bytes));
   } else {
-    fmt::print("No GPU ({}): shared memory is the plan from kernels/portable/traits.h; "
+    fmt::print("No GPU ({}): shared memory is the plan from the kernel traits; "
                "registers, spills and occupancy need a GPU (shown as {}).\n",
                why_no_gpu, kUnknown);
   }
@@ -258,7 +259,7 @@ CLI::App* add_configs_command(CLI::App& app, int& exit_code) {
       "A variant is feasible when it fits the shared-memory limit, does not spill to local\n"
       "memory (decode is memory-bound, so spilling variants are pruned), and at least one CTA\n"
       "fits per SM. Registers, spills and occupancy need a GPU. Without one, shared memory is\n"
-      "the plan of kernels/portable/traits.h, and feasibility comes from --smem-limit alone:\n"
+      "the plan of the kernel traits, and feasibility comes from --smem-limit alone:\n"
       "\"unknown\" without it (JSON: feasible true, reason saying what is missing).\n"
       "\n"
       "Examples:\n"

@@ -52,12 +52,19 @@ std::optional<SplitPolicy> parse_split_policy(std::string_view text, std::string
   return fail("unknown kind '" + std::string(kind) + "'");
 }
 
+constexpr std::string_view kWgmmaPrefix = "wgmma_";
+
 std::string variant_name(const VariantShape& shape) {
-  return fmt::format("h{}_t{}_w{}_s{}", shape.block_h, shape.block_t, shape.warps, shape.stages);
+  return fmt::format("{}h{}_t{}_w{}_s{}",
+                     shape.family == KernelFamily::kWgmma ? kWgmmaPrefix : std::string_view{},
+                     shape.block_h, shape.block_t, shape.warps, shape.stages);
 }
 
 std::optional<VariantShape> parse_variant_name(std::string_view name) {
-  // Four '_'-separated fields, each a letter followed by a number, in the order h t w s.
+  // An optional family prefix, then four '_'-separated fields, each a letter followed by a
+  // number, in the order h t w s.
+  const bool wgmma = name.starts_with(kWgmmaPrefix);
+  if (wgmma) name.remove_prefix(kWgmmaPrefix.size());
   constexpr std::string_view kPrefixes = "htws";
   int values[4] = {};
   std::size_t start = 0;
@@ -71,7 +78,8 @@ std::optional<VariantShape> parse_variant_name(std::string_view name) {
     values[field] = *number;
     start = end + 1;
   }
-  return VariantShape{.block_h = values[0], .block_t = values[1], .warps = values[2],
+  return VariantShape{.family = wgmma ? KernelFamily::kWgmma : KernelFamily::kPortable,
+                      .block_h = values[0], .block_t = values[1], .warps = values[2],
                       .stages = values[3]};
 }
 

@@ -26,8 +26,14 @@ std::optional<SplitPolicy> parse_split_policy(std::string_view text, std::string
 
 constexpr int kMaxSplits = 256;
 
-// The compile-time shape of one portable-family variant; its name encodes it: h16_t16_w4_s2.
+// Which kernel family a variant belongs to. The portable family (warp-level mma.sync) runs on
+// sm_80, sm_90 and sm_120; the wgmma family uses Hopper's warpgroup MMA and runs on sm_90a only.
+enum class KernelFamily { kPortable, kWgmma };
+
+// The compile-time shape of one variant; its name encodes it: h16_t16_w4_s2 (portable),
+// wgmma_h64_t64_w8_s2 (wgmma family).
 struct VariantShape {
+  KernelFamily family = KernelFamily::kPortable;
   int block_h = 0;  // query heads per CTA (rows of the MMA tiles)
   int block_t = 0;  // KV tokens per pipeline step
   int warps = 0;

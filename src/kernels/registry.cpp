@@ -3,7 +3,9 @@
 #include <vector>
 
 #include "core/validate.h"
-#include "kernels/portable/traits.h"
+#include "kernels/portable/kernel.h"
+#include "kernels/wgmma/kernel.h"
+#include "kernels/wgmma/traits.h"
 
 namespace mlalab::kernels {
 
@@ -12,12 +14,28 @@ std::string_view variant_code_hash(std::string_view name);
 
 namespace {
 
-#define MLALAB_VARIANT(kBlockH, kBlockT, kWarps, kStages)                                 \
-  Variant{.name = variant_name(VariantShape{kBlockH, kBlockT, kWarps, kStages}),             \
-          .shape = VariantShape{kBlockH, kBlockT, kWarps, kStages},                          \
-          .handles = portable::variant_handles<kBlockH, kBlockT, kWarps, kStages>(),       \
-          .code_hash = std::string(variant_code_hash(                                      \
-              variant_name(VariantShape{kBlockH, kBlockT, kWarps, kStages})))},
+Variant make_variant(const VariantShape& shape, VariantHandles handles) {
+  const std::string name = variant_name(shape);
+  return Variant{.name = name,
+                 .shape = shape,
+                 .handles = handles,
+                 .code_hash = std::string(variant_code_hash(name))};
+}
+
+#define MLALAB_PORTABLE_VARIANT(kBlockH, kBlockT, kWarps, kStages)                           \
+  make_variant(VariantShape{.family = KernelFamily::kPortable,                               \
+                            .block_h = kBlockH,                                              \
+                            .block_t = kBlockT,                                              \
+                            .warps = kWarps,                                                 \
+                            .stages = kStages},                                              \
+               portable::variant_handles<kBlockH, kBlockT, kWarps, kStages>()),
+#define MLALAB_WGMMA_VARIANT(kBlockT, kStages)                                                \
+  make_variant(VariantShape{.family = KernelFamily::kWgmma,                                  \
+                            .block_h = wgmma::kBlockH,                                       \
+                            .block_t = kBlockT,                                              \
+                            .warps = wgmma::kWarps,                                          \
+                            .stages = kStages},                                              \
+               wgmma::variant_handles<kBlockT, kStages>()),
 
 const std::vector<Variant>& table() {
   static const std::vector<Variant> variants = {
@@ -26,7 +44,8 @@ const std::vector<Variant>& table() {
   return variants;
 }
 
-#undef MLALAB_VARIANT
+#undef MLALAB_PORTABLE_VARIANT
+#undef MLALAB_WGMMA_VARIANT
 
 }  // namespace
 
@@ -48,7 +67,12 @@ const Variant* find_variant(const VariantShape& shape) {
 
 cudaError_t max_ctas_per_sm(const Variant& variant, int d_qk, int* ctas) {
   *ctas = 0;
-  const int smem = portable::decode_smem_bytes(variant.shape, d_qk);
+  // The wgmma family's code exists for every compiled architecture, but only sm_90a's does
+  // the work (the others trap); its launch refuses other GPUs the same way.
+  if (variant.shape.family == KernelFamily::kWgmma && !wgmma::device_is_sm90a()) {
+    return cudaErrorNoKernelImageForDevice;
+  }
+  const int smem = decode_smem_bytes(variant.shape, d_qk);
   cudaFuncAttributes attributes{};
   if (const auto status = cudaFuncGetAttributes(&attributes, variant.handles.decode_kernel);
       status != cudaSuccess) {

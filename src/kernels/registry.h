@@ -9,15 +9,16 @@
 #include <string_view>
 
 #include "core/kernel_config.h"
-#include "kernels/portable/kernel.h"
+#include "kernels/launch.h"
 #include "kernels/split_plan.h"
+#include "kernels/wgmma/traits.h"
 
 namespace mlalab::kernels {
 
 struct Variant {
-  std::string name;  // encodes the shape: h16_t16_w4_s2
+  std::string name;  // encodes the shape: h16_t16_w4_s2, wgmma_h64_t64_w8_s2
   VariantShape shape;
-  portable::VariantHandles handles;
+  VariantHandles handles;
   std::string code_hash;  // SHA-256 of the variant's SASS and the combine kernel's
 };
 
@@ -27,8 +28,10 @@ std::span<const Variant> compiled_variants();
 const Variant* find_variant(std::string_view name);
 const Variant* find_variant(const VariantShape& shape);
 
-// Threads per CTA of a variant.
-constexpr int threads_of(const VariantShape& shape) { return shape.warps * 32; }
+// Threads per CTA of a variant: its MMA warps, and the wgmma family's copy warp.
+constexpr int threads_of(const VariantShape& shape) {
+  return shape.family == KernelFamily::kWgmma ? wgmma::kThreads : shape.warps * 32;
+}
 
 // Resident CTAs per SM for the variant at the layout's shared-memory size (needs a GPU);
 // 0 when it cannot launch at all.

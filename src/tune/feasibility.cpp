@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "kernels/portable/traits.h"
+#include "kernels/launch.h"
 
 namespace mlalab::tune {
 namespace {
@@ -87,6 +87,13 @@ Feasibility judge(const ResourceUsage& usage, std::optional<GpuLimits> limits,
     }
   }
 
+  if (usage.required_compute_capability != 0 && limits && limits->compute_capability != 0 &&
+      limits->compute_capability != usage.required_compute_capability) {
+    failures.push_back(fmt::format("needs sm_{}a (wgmma), this GPU is sm_{}",
+                                   usage.required_compute_capability,
+                                   limits->compute_capability));
+  }
+
   if (!usage.max_ctas_per_sm) {
     verdict.unchecked.emplace_back("occupancy (no GPU)");
   } else if (*usage.max_ctas_per_sm <= 0 && failures.empty()) {
@@ -100,8 +107,9 @@ Feasibility judge(const ResourceUsage& usage, std::optional<GpuLimits> limits,
 
 ResourceUsage planned_usage(const VariantShape& shape, int d_qk) {
   ResourceUsage usage;
-  usage.smem_bytes = kernels::portable::plan_smem(shape, d_qk).total_bytes;
+  usage.smem_bytes = kernels::decode_smem_bytes(shape, d_qk);
   usage.threads = kernels::threads_of(shape);
+  if (shape.family == KernelFamily::kWgmma) usage.required_compute_capability = 90;
   return usage;
 }
 
@@ -112,13 +120,17 @@ cudaError_t query_usage(const kernels::Variant& variant, int d_qk, ResourceUsage
       status != cudaSuccess) {
     return status;
   }
-  int ctas = 0;
-  if (const auto status = kernels::max_ctas_per_sm(variant, d_qk, &ctas); status != cudaSuccess) {
-    return status;
-  }
   usage->static_smem_bytes = static_cast<int>(attributes.sharedSizeBytes);
   usage->regs = attributes.numRegs;
   usage->spill_bytes = static_cast<int>(attributes.localSizeBytes);
+  int ctas = 0;
+  const auto status = kernels::max_ctas_per_sm(variant, d_qk, &ctas);
+  // Architecture-specific code on another GPU: judged by the architecture rule, not an error.
+  if (status == cudaErrorNoKernelImageForDevice && usage->required_compute_capability != 0) {
+    usage->max_ctas_per_sm = 0;
+    return cudaSuccess;
+  }
+  if (status != cudaSuccess) return status;
   usage->max_ctas_per_sm = ctas;
   return cudaSuccess;
 }

@@ -9,6 +9,7 @@
 //   spills          0 bytes of local memory per thread. A spilling kernel is pruned: decode is
 //                   memory-bound, and local-memory traffic competes with the KV stream.
 //   registers       ≤ max_regs_per_thread, and one CTA's registers fit in the SM's file
+//   architecture    the variant's family runs on this GPU (the wgmma family: sm_90a only)
 //   occupancy       ≥ 1 resident CTA per SM (only named when no rule above explains it)
 // A rule whose inputs are unknown (no GPU, no limit) is not failed but listed as unchecked.
 #include <cuda_runtime_api.h>
@@ -23,12 +24,13 @@
 namespace mlalab::tune {
 
 struct ResourceUsage {
-  int smem_bytes = 0;         // dynamic, from kernels::portable::plan_smem(shape, d_qk)
+  int smem_bytes = 0;         // dynamic, from the family's plan (kernels::decode_smem_bytes)
   int static_smem_bytes = 0;  // __shared__ arrays of the compiled kernel; 0 when unknown (no GPU)
   int threads = 0;            // per CTA; 0 when unknown
   std::optional<int> regs;             // registers per thread (compiled kernel)
   std::optional<int> spill_bytes;      // local memory bytes per thread (compiled kernel)
   std::optional<int> max_ctas_per_sm;  // resident CTAs per SM (occupancy calculator)
+  int required_compute_capability = 0;  // 90 for sm_90a-only code; 0 for any architecture
 };
 
 struct GpuLimits {
@@ -36,6 +38,7 @@ struct GpuLimits {
   int smem_per_sm_bytes = 0;
   int regs_per_sm = 65536;    // every architecture from sm_50 to sm_120
   int max_regs_per_thread = 255;
+  int compute_capability = 0; // 10 · major + minor, e.g. 90; 0 when unknown
 };
 
 struct Feasibility {

@@ -719,7 +719,7 @@ TEST(ExperimentFeasibility, AnInfeasibleVariantIsRefusedWithTheReason) {
   EXPECT_MENTIONS(error, "h16_t16_w8_s2 (arm '8 warps') is infeasible at layout v4: needs "
                          "100,032 B of shared memory, limit 99,999 B (test limit)");
   ASSERT_EQ(judged.size(), 2u);
-  EXPECT_EQ(judged[0].first, (VariantShape{16, 16, 4, 2}));
+  EXPECT_EQ(judged[0].first, (VariantShape{.block_h = 16, .block_t = 16, .warps = 4, .stages = 2}));
   EXPECT_EQ(judged[0].second, Layout::kV4);
 }
 
@@ -748,7 +748,7 @@ TEST(ExperimentFeasibility, TheCpuBackendIsNotJudged) {
 // refuses it on a machine with or without a GPU. (h64_t64_w8_s4 at V3 plans 402,176 B.)
 TEST(ExperimentFeasibility, TheDefaultCheckRefusesAPlanNoGpuCanHold) {
   const auto check = default_feasibility_check();
-  const auto reason = check(VariantShape{64, 64, 8, 4}, Layout::kV3);
+  const auto reason = check(VariantShape{.block_h = 64, .block_t = 64, .warps = 8, .stages = 4}, Layout::kV3);
   ASSERT_TRUE(reason);
   EXPECT_NE(reason->find("B of shared memory"), std::string::npos) << *reason;
 }

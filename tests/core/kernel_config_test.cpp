@@ -33,6 +33,14 @@ TEST(VariantName, RoundTrips) {
   EXPECT_FALSE(parse_variant_name("h16_t32_w4"));
   EXPECT_FALSE(parse_variant_name("t16_h32_w4_s2"));
   EXPECT_FALSE(parse_variant_name("h16_t32_w4_s2_"));
+
+  const VariantShape wgmma{.family = KernelFamily::kWgmma,
+                           .block_h = 64, .block_t = 64, .warps = 8, .stages = 2};
+  EXPECT_EQ(variant_name(wgmma), "wgmma_h64_t64_w8_s2");
+  EXPECT_EQ(parse_variant_name("wgmma_h64_t64_w8_s2"), wgmma);
+  EXPECT_NE(parse_variant_name("h64_t64_w8_s2"), wgmma);
+  EXPECT_FALSE(parse_variant_name("wgmma_"));
+  EXPECT_FALSE(parse_variant_name("mma_h64_t64_w8_s2"));
 }
 
 }  // namespace

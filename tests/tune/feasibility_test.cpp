@@ -67,6 +67,34 @@ TEST(PlannedUsage, V4IsSmallerThanV3) {
   EXPECT_EQ(v4, kH16T32W4S2V3 - (16 + 2 * 32) * 64 * 2);
 }
 
+// The wgmma family's plan: q and KV tiles unpadded (canonical layout), P rows padded by 8,
+// one float per head row and warpgroup, two 8-byte mbarriers per stage.
+//   wgmma_h64_t64_w8_s2, V3: 64 × 576 × 2 + 2 × 64 × 576 × 2 + 64 × 72 × 2 + 2 × 64 × 4 + 2 × 2 × 8
+//                          = 73,728 + 147,456 + 9,216 + 512 + 32 = 230,944: fits the H200's
+//                          232,448. Threads: 8 MMA warps and a copy warpgroup.
+TEST(PlannedUsage, WgmmaFamilyPlanAndArchitecture) {
+  const VariantShape wgmma_t64_s2{.family = KernelFamily::kWgmma,
+                                  .block_h = 64, .block_t = 64, .warps = 8, .stages = 2};
+  const auto usage = planned_usage(wgmma_t64_s2, kV3Dqk);
+  EXPECT_EQ(usage.smem_bytes, 230944);
+  EXPECT_EQ(usage.threads, 384);
+  EXPECT_EQ(usage.required_compute_capability, 90);
+  EXPECT_EQ(planned_usage(shape(16, 32, 4, 2), kV3Dqk).required_compute_capability, 0);
+
+  ResourceUsage on_gpu = measured(usage.smem_bytes, 384);
+  on_gpu.required_compute_capability = 90;
+  GpuLimits limits = h200();
+  limits.compute_capability = 90;
+  EXPECT_TRUE(judge(on_gpu, limits, std::nullopt).feasible);
+  limits.compute_capability = 120;
+  limits.smem_optin_bytes = kConsumerBlackwellOptin;
+  const auto verdict = judge(on_gpu, limits, std::nullopt);
+  EXPECT_FALSE(verdict.feasible);
+  EXPECT_EQ(verdict.reason,
+            "needs 230,944 B of shared memory, limit 101,376 B (the GPU's opt-in limit); "
+            "needs sm_90a (wgmma), this GPU is sm_120");
+}
+
 // The study's pruning: under consumer Blackwell's 99 KiB, two 32-token stages still fit with
 // 4 warps, a third stage does not.
 TEST(Judge, ThreeStagesOf32TokensExceedConsumerBlackwell) {

@@ -1,13 +1,8 @@
 #pragma once
 // The portable MLA decode kernel: warp-level bf16 MMA fed by a cp.async multi-stage pipeline.
 // One template, four compile-time knobs (heads per CTA, KV tokens per step, warps, stages);
-// each instantiation is a registry variant. The split-KV partials are merged by combine.cuh.
-//
-// Grid → work: CTA c handles head block  c % head_blocks,
-//                          split          (c / head_blocks) % num_splits,
-//                          batch entry    c / (head_blocks · num_splits).
-// Head blocks are the fastest index so that the CTAs reading the same KV tokens (H = 128 has
-// two or more head blocks) run side by side and share those tokens through L2.
+// each instantiation is a registry variant. Which CTA does which work, and the launch, are
+// shared with the other families (decode_common.cuh); split-KV partials go to combine.cu.
 //
 // Per CTA: load the block_h query rows once; then, for every block_t-token step of its split,
 //   S = Q·Kᵀ (tensor cores) → online softmax (shared memory) → O += P·V (tensor cores),
@@ -15,26 +10,14 @@
 // the split's partial result).
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cmath>
 
-#include "core/validate.h"
+#include "kernels/decode_common.cuh"
 #include "kernels/portable/kernel.h"
 #include "kernels/portable/primitives.cuh"
 #include "kernels/portable/traits.h"
 
 namespace mlalab::kernels::portable {
-
-// What every CTA reads besides the problem: the plan, and constants folded on the host.
-struct DecodeArgs {
-  DecodeParams params;
-  int head_blocks;
-  int num_splits;
-  int page_shift;        // log2(page_size)
-  float scale_log2;      // softmax_scale · log2(e): the kernel works in base 2
-  float* partial_out;    // [num_splits, batch, num_heads, d_v] when num_splits > 1
-  float* partial_lse;    // [num_splits, batch, num_heads], natural log
-};
 
 template <int kBlockH, int kBlockT, int kWarps, int kStages>
 struct Traits {
@@ -87,20 +70,24 @@ struct SmemLayout {
   }
 };
 
-// Copies `rows` rows of d_qk bf16 into padded shared rows, 16 bytes per cp.async. A group of
-// adjacent threads shares each row, so each thread resolves its row's address once.
-// `row_source(r)` returns the row's global address, or nullptr for a masked (zero) row;
+// Copies `kRows` rows of d_qk bf16 into padded shared rows, 16 bytes per cp.async. A group of
+// adjacent threads shares each row: thread t copies chunks of row copy_row<kThreads, kRows>(),
+// from `source` (its global address, or nullptr for a masked row, which is zero-filled);
 // `any_global` is any mapped global address, which a masked copy names but never reads.
-template <int kThreads, int kRows, typename RowSource>
-__device__ __forceinline__ void load_rows_async(bf16* smem_rows, int d_qk, const bf16* any_global,
-                                                const RowSource& row_source) {
+template <int kThreads, int kRows>
+__device__ __forceinline__ int copy_row() {
   static_assert(kThreads % kRows == 0);
+  return threadIdx.x / (kThreads / kRows);
+}
+
+template <int kThreads, int kRows>
+__device__ __forceinline__ void load_rows_async(bf16* smem_rows, int d_qk, const bf16* any_global,
+                                                const bf16* source) {
   constexpr int kThreadsPerRow = kThreads / kRows;
-  const int row = threadIdx.x / kThreadsPerRow;
   const int chunks = d_qk / kChunkElems;
-  const bf16* source = row_source(row);
   const bool valid = source != nullptr;
-  const std::uint32_t destination = smem_address(smem_rows + row * padded_row_elems(d_qk));
+  const std::uint32_t destination =
+      smem_address(smem_rows + copy_row<kThreads, kRows>() * padded_row_elems(d_qk));
   for (int chunk = threadIdx.x % kThreadsPerRow; chunk < chunks; chunk += kThreadsPerRow) {
     const bf16* chunk_source = valid ? source + chunk * kChunkElems : any_global;
     cp_async_16(destination + chunk * kChunkElems * sizeof(bf16), chunk_source, valid);
@@ -116,74 +103,31 @@ __global__ void __launch_bounds__(kWarps * kWarpSize)
   const SmemLayout<T> smem(smem_base, p.d_qk);
   const int row_elems = padded_row_elems(p.d_qk);
 
-  // ---- Which work is ours -------------------------------------------------------------
-  const int head_block = blockIdx.x % args.head_blocks;
-  const int split = (blockIdx.x / args.head_blocks) % args.num_splits;
-  const int batch = blockIdx.x / (args.head_blocks * args.num_splits);
-  const int head0 = head_block * kBlockH;
-  const int seq_len = p.seq_lens[batch];
-  const int seq_steps = (seq_len + kBlockT - 1) / kBlockT;
-  const int steps_per_split = (seq_steps + args.num_splits - 1) / args.num_splits;
-  const int step_begin = split * steps_per_split;
-  const int steps = min(seq_steps, step_begin + steps_per_split) - step_begin;
-  const int token_begin = step_begin * kBlockT;
-
-  const int warp = threadIdx.x / kWarpSize;
-  const int lane = threadIdx.x % kWarpSize;
-  const bool split_output = args.num_splits > 1;
-
-  if (steps <= 0) {
-    // No tokens for this split (or an empty sequence): out = 0, lse = −inf. A split partial
-    // only needs its −inf lse: the combine gives it zero weight without reading its out.
-    for (int row = threadIdx.x; row < kBlockH; row += T::kThreads) {
-      const int head = head0 + row;
-      if (head >= p.num_heads) continue;
-      const long long row_index = static_cast<long long>(batch) * p.num_heads + head;
-      if (split_output) {
-        args.partial_lse[static_cast<long long>(split) * p.batch * p.num_heads + row_index] =
-            -INFINITY;
-      } else {
-        p.lse[row_index] = -INFINITY;
-      }
-    }
-    if (!split_output) {
-      const int vectors_per_row = p.d_v / kChunkElems;
-      for (int i = threadIdx.x; i < kBlockH * vectors_per_row; i += T::kThreads) {
-        const int head = head0 + i / vectors_per_row;
-        if (head >= p.num_heads) continue;
-        bf16* out_row = p.out + batch * p.out_batch_stride + head * p.out_head_stride;
-        reinterpret_cast<uint4*>(out_row)[i % vectors_per_row] = make_uint4(0, 0, 0, 0);
-      }
-    }
+  const CtaWork work = CtaWork::of_block<kBlockH, kBlockT>(args);
+  if (work.steps <= 0) {
+    write_empty_result<kBlockH, T::kThreads>(args, work);
     return;
   }
+  const int seq_len = work.seq_len;
+  const int steps = work.steps;
+  const int token_begin = work.token_begin;
+  const int warp = threadIdx.x / kWarpSize;
+  const int lane = threadIdx.x % kWarpSize;
 
   // ---- Pipeline prologue: q, then the first stages-1 KV tiles ---------------------------
-  const std::int32_t* page_row = p.page_table + batch * p.page_table_stride;
-  const int page_mask = (1 << args.page_shift) - 1;
-  auto kv_row_of_step = [&](int step) {
-    return [&, step](int row) -> const bf16* {
-      const int token = token_begin + step * kBlockT + row;
-      if (token >= seq_len) return nullptr;
-      const int page = page_row[token >> args.page_shift];
-      // Validation guarantees the page is in range; the check keeps a caller that skipped
-      // validation from reading outside the cache.
-      if (static_cast<unsigned>(page) >= static_cast<unsigned>(p.num_pages)) return nullptr;
-      return p.kv_cache + page * p.kv_page_stride + (token & page_mask) * p.kv_row_stride;
-    };
-  };
+  KvRowLookahead<kBlockT> kv_rows(args, work, copy_row<T::kThreads, kBlockT>());
   auto load_kv_step = [&](int step) {
+    const bf16* source[1];
+    kv_rows.take(step, source);
     if (step < steps) {
       load_rows_async<T::kThreads, kBlockT>(smem.kv + (step % kStages) * kBlockT * row_elems,
-                                            p.d_qk, p.kv_cache, kv_row_of_step(step));
+                                            p.d_qk, p.kv_cache, source[0]);
     }
     cp_async_commit();  // an empty group keeps the wait counts uniform at the tail
   };
 
-  load_rows_async<T::kThreads, kBlockH>(smem.q, p.d_qk, p.q, [&](int row) -> const bf16* {
-    const int head = head0 + row;
-    return head < p.num_heads ? p.q + batch * p.q_batch_stride + head * p.q_head_stride : nullptr;
-  });
+  load_rows_async<T::kThreads, kBlockH>(smem.q, p.d_qk, p.q,
+                                        work.q_row(p, copy_row<T::kThreads, kBlockH>()));
   for (int step = 0; step < kStages - 1; ++step) load_kv_step(step);
 
   // ---- Per-thread state ----------------------------------------------------------------
@@ -343,6 +287,8 @@ __global__ void __launch_bounds__(kWarps * kWarpSize)
     }
   }
 
+  allow_dependent_launch();
+
   // ---- Epilogue: normalise and write --------------------------------------------------
   if (softmax_lane == 0) {
     smem.row_max[softmax_row] = running_max;
@@ -350,19 +296,18 @@ __global__ void __launch_bounds__(kWarps * kWarpSize)
   }
   __syncthreads();
 
-  constexpr float kLn2 = 0.69314718055994530942f;
-  constexpr float kLog2e = 1.44269504088896340736f;
-  const long long split_offset = static_cast<long long>(split) * p.batch * p.num_heads;
+  const bool split_output = work.split_output();
+  const long long split_offset = static_cast<long long>(work.split) * p.batch * p.num_heads;
 #pragma unroll
   for (int m = 0; m < T::kMTiles; ++m) {
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int row = m * kMmaM + lane / 4 + half * 8;
-      const int head = head0 + row;
+      const int head = work.head0 + row;
       if (head >= p.num_heads) continue;
       const float row_max = smem.row_max[row];
       const float row_sum = smem.row_sum[row];
-      const long long row_index = static_cast<long long>(batch) * p.num_heads + head;
+      const long long row_index = static_cast<long long>(work.batch) * p.num_heads + head;
       float denominator = row_sum;
       // The sink joins the denominator once, in the final result (the combine adds it for
       // split launches).
@@ -379,7 +324,7 @@ __global__ void __launch_bounds__(kWarps * kWarpSize)
               make_float2(out_acc[m][n][half * 2] * inverse, out_acc[m][n][half * 2 + 1] * inverse);
         }
       } else {
-        bf16* out_row = p.out + batch * p.out_batch_stride + head * p.out_head_stride;
+        bf16* out_row = p.out + work.batch * p.out_batch_stride + head * p.out_head_stride;
 #pragma unroll
         for (int n = 0; n < T::kDvTilesPerWarp; ++n) {
           *reinterpret_cast<std::uint32_t*>(out_row + col0 + n * kMmaN) = pack_bf16x2(
@@ -402,46 +347,9 @@ template <int kBlockH, int kBlockT, int kWarps, int kStages>
 cudaError_t launch_variant(const DecodeParams& params, const LaunchPlan& plan, void* workspace,
                            cudaStream_t stream) {
   using T = Traits<kBlockH, kBlockT, kWarps, kStages>;
-  constexpr auto kernel = decode_kernel<kBlockH, kBlockT, kWarps, kStages>;
-  const bool plan_matches = plan.num_splits >= 1 && plan.num_splits <= kMaxSplits &&
-                            plan.head_blocks == (params.num_heads + kBlockH - 1) / kBlockH &&
-                            plan.ctas == params.batch * plan.head_blocks * plan.num_splits;
-  if (validate_shapes(params) || !plan_matches || (plan.num_splits > 1 && workspace == nullptr)) {
-    return cudaErrorInvalidValue;
-  }
-
-  // Raise the kernel's dynamic shared-memory limit once per size (not a stream operation, so
-  // it is also safe while a graph is being captured).
-  const int smem_bytes = plan_smem(T::kShape, params.d_qk).total_bytes;
-  static std::atomic<int> configured_smem_bytes{0};
-  if (smem_bytes > configured_smem_bytes.load()) {
-    if (const auto status = cudaFuncSetAttribute(
-            kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
-        status != cudaSuccess) {
-      return status;
-    }
-    configured_smem_bytes.store(smem_bytes);
-  }
-
-  DecodeArgs args{.params = params,
-                  .head_blocks = plan.head_blocks,
-                  .num_splits = plan.num_splits,
-                  .page_shift = __builtin_ctz(static_cast<unsigned>(params.page_size)),
-                  .scale_log2 = params.softmax_scale * 1.44269504088896340736f,
-                  .partial_out = nullptr,
-                  .partial_lse = nullptr};
-  if (plan.num_splits > 1) {
-    const std::size_t rows =
-        static_cast<std::size_t>(plan.num_splits) * params.batch * params.num_heads;
-    args.partial_out = static_cast<float*>(workspace);
-    args.partial_lse = args.partial_out + rows * params.d_v;
-  }
-  kernel<<<plan.ctas, T::kThreads, smem_bytes, stream>>>(args);
-  if (const auto status = cudaGetLastError(); status != cudaSuccess) return status;
-  if (plan.num_splits > 1) {
-    return launch_combine(params, plan.num_splits, args.partial_out, args.partial_lse, stream);
-  }
-  return cudaSuccess;
+  return launch_decode<decode_kernel<kBlockH, kBlockT, kWarps, kStages>>(
+      kBlockH, T::kThreads, plan_smem(T::kShape, params.d_qk).total_bytes, params, plan,
+      workspace, stream);
 }
 
 template <int kBlockH, int kBlockT, int kWarps, int kStages>
@@ -454,5 +362,5 @@ VariantHandles variant_handles() {
 }  // namespace mlalab::kernels::portable
 
 #define MLALAB_INSTANTIATE_PORTABLE(block_h, block_t, warps, stages) \
-  template mlalab::kernels::portable::VariantHandles                 \
+  template mlalab::kernels::VariantHandles                           \
   mlalab::kernels::portable::variant_handles<block_h, block_t, warps, stages>();

@@ -1,0 +1,31 @@
+#pragma once
+// What every kernel family provides to the registry, and what the families share: the launch
+// entry of a compiled variant, the split-KV combine kernel, and the shared-memory plan.
+#include <cuda_runtime_api.h>
+
+#include "core/decode_params.h"
+#include "core/kernel_config.h"
+#include "kernels/split_plan.h"
+
+namespace mlalab::kernels {
+
+using LaunchFn = cudaError_t (*)(const DecodeParams& params, const LaunchPlan& plan,
+                                 void* workspace, cudaStream_t stream);
+
+struct VariantHandles {
+  LaunchFn launch;             // validates shapes, then launches decode (+ combine if split)
+  const void* decode_kernel;   // the __global__ symbol, for attribute and occupancy queries
+};
+
+// Merges the num_splits partial results of a split-KV launch (LSE-weighted, adding the sink
+// to the denominator) into out and lse. Defined in combine.cu; one kernel for every variant.
+// On sm_90 and newer it is launched as a programmatic dependent of the decode kernel, so its
+// launch overlaps the decode kernel's last CTAs.
+cudaError_t launch_combine(const DecodeParams& params, int num_splits, const float* partial_out,
+                           const float* partial_lse, cudaStream_t stream);
+
+// Dynamic shared memory of a variant's decode kernel for a layout width, from its family's
+// traits (host code, no GPU needed).
+int decode_smem_bytes(const VariantShape& shape, int d_qk);
+
+}  // namespace mlalab::kernels

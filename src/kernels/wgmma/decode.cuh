@@ -1,0 +1,387 @@
+#pragma once
+// The wgmma MLA decode kernel (sm_90a): Hopper's warpgroup MMA reads q and the KV tile
+// straight from shared memory, so the tensor cores are fed without the ldmatrix traffic that
+// bounds the portable family at H = 128. Two knobs, block_t (32 or 64) and stages; the CTA is
+// always 64 heads and two warpgroups (traits.h).
+//
+// Per CTA, a copy warpgroup loads 64 query rows once, then every block_t-token KV tile of its
+// split into a ring of `stages` shared-memory stages (cp.async; mbarriers say when a tile
+// has landed and when a stage is free again). For every tile, two MMA warpgroups:
+//   1. S = Q·Kᵀ: warpgroup g computes the 64 × block_t/2 scores of its half of the tokens;
+//   2. online softmax in registers: each warpgroup's row maxima meet in shared memory, both
+//      warpgroups rescale with the same step maximum, P (bf16) goes to shared memory;
+//   3. O += P·V: warpgroup g accumulates d_v columns [256·g, 256·g + 256) over all tokens,
+//      A = P from registers (ldmatrix), B = the same KV tile read as V, transposed;
+// finally each warpgroup's row sums meet in shared memory, and O is normalised and written
+// (or the split's partial result).
+#include <cuda_runtime.h>
+
+#include <cmath>
+
+#include "kernels/decode_common.cuh"
+#include "kernels/portable/primitives.cuh"
+#include "kernels/wgmma/kernel.h"
+#include "kernels/wgmma/primitives.cuh"
+#include "kernels/wgmma/traits.h"
+
+namespace mlalab::kernels::wgmma {
+
+using portable::cp_async_16;
+using portable::cp_async_commit;
+using portable::cp_async_wait;
+using portable::ldmatrix_x4;
+using portable::pack_bf16x2;
+using portable::smem_address;
+
+template <int kBlockT, int kStages>
+struct Traits {
+  static constexpr VariantShape kShape{.family = KernelFamily::kWgmma,
+                                       .block_h = kBlockH,
+                                       .block_t = kBlockT,
+                                       .warps = kWarps,
+                                       .stages = kStages};
+  static_assert(is_valid_shape(kShape), "variant outside the family's invariants (traits.h)");
+
+  static constexpr int kGroupTokens = kBlockT / kWarpGroups;  // N of the S = Q·Kᵀ MMA
+  static constexpr int kScoreFloats = kGroupTokens / 2;       // its accumulators per thread
+  static constexpr int kGroupColumns = kDv / kWarpGroups;     // d_v columns of O per group
+  static constexpr int kPvN = 64;                             // N of one O += P·V MMA
+  static constexpr int kPvTiles = kGroupColumns / kPvN;
+  static constexpr int kPvKSteps = kBlockT / 16;
+  static constexpr int kProbRow = prob_row_elems(kBlockT);
+};
+
+constexpr int kCoreMatrixBytes = kCoreRows * kChunkBytes;
+constexpr int kKStepBytes = 2 * kCoreMatrixBytes;  // 16 columns of d_qk: two core matrices
+// k-steps of S = Q·Kᵀ: 32 in V4 (d_qk 512), 36 in V3 (576); the family supports exactly these.
+constexpr int kCommonKSteps = dims_of(Layout::kV4).d_qk / 16;
+constexpr int kMaxKSteps = dims_of(Layout::kV3).d_qk / 16;
+static_assert(kCommonKSteps <= kMaxKSteps);
+
+// The copy warpgroup's share of a tile: copy warp w takes the 8-row groups w, w + 4, ...;
+// in each, lane l copies row 8g + l % 8, chunks l / 8, l / 8 + 4, ... of it, so one
+// instruction of a warp fills 512 contiguous bytes of shared memory (8 rows × 4 consecutive
+// core matrices). `sources[i]` is the lane's row of its i-th group (nullptr: masked,
+// zero-filled); `any_global` is any mapped global address, which a masked copy names but
+// never reads.
+constexpr int kCopyWarps = kCopyThreads / 32;
+constexpr int kCopyLanesPerRow = 32 / kCoreRows;
+
+template <int kRows>
+constexpr int copy_groups_per_warp() {
+  static_assert(kRows % (kCoreRows * kCopyWarps) == 0);
+  return kRows / kCoreRows / kCopyWarps;
+}
+
+// Row of the tile that the calling copy lane handles in its i-th group.
+__device__ __forceinline__ int copy_row(int i) {
+  const int copy_warp = threadIdx.x / 32 % kCopyWarps;
+  return (copy_warp + i * kCopyWarps) * kCoreRows + threadIdx.x % kCoreRows;
+}
+
+template <int kRows>
+__device__ __forceinline__ void copy_tile_async(
+    std::uint32_t tile, int d_qk, const bf16* any_global,
+    const bf16* const (&sources)[copy_groups_per_warp<kRows>()]) {
+  const int lane = threadIdx.x % 32;
+  const int chunks = d_qk / kChunkElems;
+#pragma unroll
+  for (int i = 0; i < copy_groups_per_warp<kRows>(); ++i) {
+    const int row = copy_row(i);
+    const bf16* source = sources[i];
+    const bool valid = source != nullptr;
+    const std::uint32_t destination =
+        tile + row / kCoreRows * row_group_bytes(d_qk) + row % kCoreRows * kChunkBytes;
+#pragma unroll 6
+    for (int chunk = lane / kCoreRows; chunk < chunks; chunk += kCopyLanesPerRow) {
+      const bf16* chunk_source = valid ? source + chunk * kChunkElems : any_global;
+      cp_async_16(destination + chunk * kCoreMatrixBytes, chunk_source, valid);
+    }
+  }
+}
+
+template <int kBlockT, int kStages>
+__global__ void __launch_bounds__(kThreads, 1)
+    decode_kernel(const __grid_constant__ DecodeArgs args) {
+#ifdef MLALAB_WGMMA_AVAILABLE
+  using T = Traits<kBlockT, kStages>;
+  const DecodeParams& p = args.params;
+  extern __shared__ __align__(128) unsigned char smem_base[];
+  const SmemPlan plan = plan_smem(T::kShape, p.d_qk);
+  const std::uint32_t q_tile = smem_address(smem_base);
+  const std::uint32_t kv_tiles = q_tile + plan.q_bytes;
+  bf16* probs = reinterpret_cast<bf16*>(smem_base + plan.q_bytes + plan.kv_bytes);
+  // [warpgroup][head row]: each group's half-step maxima, later its final row sums.
+  float* row_stats = reinterpret_cast<float*>(smem_base + plan.q_bytes + plan.kv_bytes +
+                                              plan.prob_bytes);
+  // tile_landed[stage]: the copy warp's 32 lanes arrive when their copies land;
+  // stage_free[stage]: the 8 MMA warps arrive when done reading the stage.
+  const std::uint32_t tile_landed =
+      q_tile + plan.q_bytes + plan.kv_bytes + plan.prob_bytes + plan.row_stat_bytes;
+  const std::uint32_t stage_free = tile_landed + kStages * 8;
+
+  const CtaWork work = CtaWork::of_block<kBlockH, kBlockT>(args);
+  if (work.steps <= 0) {
+    write_empty_result<kBlockH, kThreads>(args, work);
+    return;
+  }
+  if (threadIdx.x == 0) {
+    for (int stage = 0; stage < kStages; ++stage) {
+      mbarrier_init(tile_landed + stage * 8, kCopyThreads);
+      mbarrier_init(stage_free + stage * 8, kWarps);
+    }
+  }
+  __syncthreads();
+  const int lane = threadIdx.x % 32;
+
+  // ---- The copy warpgroup: q, then every KV tile once its stage is free ------------------
+  if (threadIdx.x >= kMmaThreads) {
+    release_registers<kCopyRegisters>();
+    constexpr int kQGroups = copy_groups_per_warp<kBlockH>();
+    const bf16* q_sources[kQGroups];
+#pragma unroll
+    for (int i = 0; i < kQGroups; ++i) q_sources[i] = work.q_row(p, copy_row(i));
+    copy_tile_async<kBlockH>(q_tile, p.d_qk, p.q, q_sources);  // lands with tile 0
+
+    constexpr int kKvGroups = copy_groups_per_warp<kBlockT>();
+    KvRowLookahead<kBlockT, kKvGroups> kv_rows(args, work, copy_row(0),
+                                               kCopyWarps * kCoreRows);
+    for (int step = 0; step < work.steps; ++step) {
+      const int stage = step % kStages;
+      if (step >= kStages) mbarrier_wait(stage_free + stage * 8, (step / kStages - 1) % 2);
+      const bf16* sources[kKvGroups];
+      kv_rows.take(step, sources);
+      copy_tile_async<kBlockT>(kv_tiles + stage * plan.kv_stage_bytes, p.d_qk, p.kv_cache,
+                               sources);
+      mbarrier_arrive_on_copies(tile_landed + stage * 8);
+    }
+    cp_async_wait<0>();
+    allow_dependent_launch();
+    return;
+  }
+  claim_registers<kMmaRegisters>();
+
+  // ---- The MMA warpgroups --------------------------------------------------------------
+  const int warp_group = threadIdx.x / 128;
+  const int warp_in_group = threadIdx.x / 32 % 4;
+  const int group_bytes = row_group_bytes(p.d_qk);
+
+  // In every accumulator this thread holds head rows `rows[0]` and `rows[1]` (the wgmma
+  // layout: warp w of a group owns rows 16w..16w+15), and in each 8-column block the two
+  // columns 2·(lane % 4) and 2·(lane % 4) + 1.
+  const int rows[2] = {warp_in_group * 16 + lane / 4, warp_in_group * 16 + lane / 4 + 8};
+  const int column_in_block = 2 * (lane % 4);
+  float out_acc[T::kPvTiles][32];
+#pragma unroll
+  for (int tile = 0; tile < T::kPvTiles; ++tile)
+#pragma unroll
+    for (int i = 0; i < 32; ++i) out_acc[tile][i] = 0.0f;
+  float running_max[2] = {-INFINITY, -INFINITY};  // base-2 logits
+  float running_sum[2] = {0.0f, 0.0f};            // over this thread's columns only
+
+  // Q is the K-major A operand, K the K-major B operand (this group's token half), V the
+  // MN-major B operand (this group's d_v columns) of the same tile.
+  const std::uint64_t q_desc = matrix_descriptor(q_tile, kCoreMatrixBytes, group_bytes);
+  const int k_steps = p.d_qk / 16;
+
+  for (int step = 0; step < work.steps; ++step) {
+    // The tile has landed; cp.async wrote it through the generic proxy and the tensor cores
+    // read it through the async proxy, hence the fence.
+    const int stage = step % kStages;
+    mbarrier_wait(tile_landed + stage * 8, step / kStages % 2);
+    fence_async_proxy();
+    const std::uint32_t kv_tile = kv_tiles + stage * plan.kv_stage_bytes;
+
+    // ---- 1. S = Q·Kᵀ for this group's tokens -----------------------------------------
+    // No zeroing: the first MMA overwrites.
+    float scores[T::kScoreFloats];
+    const std::uint64_t k_desc = matrix_descriptor(
+        kv_tile + warp_group * (T::kGroupTokens / kCoreRows) * group_bytes, kCoreMatrixBytes,
+        group_bytes);
+    auto score_mma = [&]<bool kAccumulate>(int k) {
+      const std::uint64_t a = advance(q_desc, k * kKStepBytes);
+      const std::uint64_t b = advance(k_desc, k * kKStepBytes);
+      if constexpr (T::kGroupTokens == 16) {
+        mma_m64n16k16_ss<kAccumulate>(scores, a, b);
+      } else {
+        mma_m64n32k16_ss<kAccumulate>(scores, a, b);
+      }
+    };
+    // The k-steps both layouts have, then V3's four more, each a straight run of MMAs: a
+    // loop or branch inside one fence…commit span makes ptxas serialize the MMAs.
+    fence_operands();
+#pragma unroll
+    for (int k = 0; k < kCommonKSteps; ++k) {
+      if (k == 0) {
+        score_mma.template operator()<false>(k);
+      } else {
+        score_mma.template operator()<true>(k);
+      }
+    }
+    commit_group();
+    if (k_steps > kCommonKSteps) {
+      fence_operands();
+#pragma unroll
+      for (int k = kCommonKSteps; k < kMaxKSteps; ++k) score_mma.template operator()<true>(k);
+      commit_group();
+    }
+
+    wait_group<0>();
+    pin_registers(scores);
+
+    // ---- 2. Online softmax ---------------------------------------------------------------
+    const int valid_tokens = min(kBlockT, work.seq_len - (work.token_begin + step * kBlockT));
+    const int group_column0 = warp_group * T::kGroupTokens + column_in_block;
+    float step_max[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int i = 0; i < T::kScoreFloats; ++i) {
+      const int half = i / 2 % 2;
+      const int column = group_column0 + i / 4 * 8 + i % 2;
+      scores[i] = column < valid_tokens ? scores[i] * args.scale_log2 : -INFINITY;
+      step_max[half] = fmaxf(step_max[half], scores[i]);
+    }
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      step_max[half] = fmaxf(step_max[half], __shfl_xor_sync(0xffffffffu, step_max[half], 1));
+      step_max[half] = fmaxf(step_max[half], __shfl_xor_sync(0xffffffffu, step_max[half], 2));
+      if (lane % 4 == 0) row_stats[warp_group * kBlockH + rows[half]] = step_max[half];
+    }
+    sync_mma_threads<kMmaThreads>();
+    float rescale[2];
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      // Every step has at least one valid token, so the new maximum is finite.
+      const float new_max = fmaxf(running_max[half], fmaxf(row_stats[rows[half]],
+                                                           row_stats[kBlockH + rows[half]]));
+      rescale[half] = exp2f(running_max[half] - new_max);
+      running_max[half] = new_max;
+      running_sum[half] *= rescale[half];
+    }
+#pragma unroll
+    for (int i = 0; i < T::kScoreFloats; i += 2) {
+      const int half = i / 2 % 2;
+      const float p0 = exp2f(scores[i] - running_max[half]);
+      const float p1 = exp2f(scores[i + 1] - running_max[half]);
+      running_sum[half] += p0 + p1;
+      const int column = group_column0 + i / 4 * 8;
+      *reinterpret_cast<std::uint32_t*>(probs + rows[half] * T::kProbRow + column) =
+          pack_bf16x2(p0, p1);
+    }
+#pragma unroll
+    for (int tile = 0; tile < T::kPvTiles; ++tile) {
+#pragma unroll
+      for (int i = 0; i < 32; ++i) out_acc[tile][i] *= rescale[i / 2 % 2];
+    }
+    sync_mma_threads<kMmaThreads>();
+
+    // ---- 3. O += P·V over this group's d_v columns ----------------------------------
+    std::uint32_t p_frag[T::kPvKSteps][4];
+#pragma unroll
+    for (int kk = 0; kk < T::kPvKSteps; ++kk) {
+      ldmatrix_x4(p_frag[kk], smem_address(probs + (warp_in_group * 16 + lane % 16) * T::kProbRow +
+                                           kk * 16 + lane / 16 * 8));
+    }
+    // V as B: core matrices along K (8 tokens) are a row group apart, along N (8 columns)
+    // one core matrix apart.
+    const std::uint64_t v_desc = matrix_descriptor(
+        kv_tile + warp_group * (T::kGroupColumns / kChunkElems) * kCoreMatrixBytes, group_bytes,
+        kCoreMatrixBytes);
+    fence_operands();
+#pragma unroll
+    for (int kk = 0; kk < T::kPvKSteps; ++kk) {
+#pragma unroll
+      for (int tile = 0; tile < T::kPvTiles; ++tile) {
+        mma_m64n64k16_rs_transposed_b(
+            out_acc[tile], p_frag[kk],
+            advance(v_desc, kk * 2 * group_bytes + tile * (T::kPvN / kChunkElems) * kCoreMatrixBytes));
+      }
+    }
+    commit_group();
+    wait_group<0>();
+#pragma unroll
+    for (int tile = 0; tile < T::kPvTiles; ++tile) pin_registers(out_acc[tile]);
+    __syncwarp();
+    if (lane == 0) mbarrier_arrive(stage_free + stage * 8);
+  }
+
+  allow_dependent_launch();
+
+  // ---- Epilogue: the two groups' row sums meet, normalise and write -------------------
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    running_sum[half] += __shfl_xor_sync(0xffffffffu, running_sum[half], 1);
+    running_sum[half] += __shfl_xor_sync(0xffffffffu, running_sum[half], 2);
+    if (lane % 4 == 0) row_stats[warp_group * kBlockH + rows[half]] = running_sum[half];
+  }
+  sync_mma_threads<kMmaThreads>();
+
+  const bool split_output = work.split_output();
+  const long long split_offset = static_cast<long long>(work.split) * p.batch * p.num_heads;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int head = work.head0 + rows[half];
+    if (head >= p.num_heads) continue;
+    const float row_max = running_max[half];
+    const float row_sum = row_stats[rows[half]] + row_stats[kBlockH + rows[half]];
+    const long long row_index = static_cast<long long>(work.batch) * p.num_heads + head;
+    float denominator = row_sum;
+    // The sink joins the denominator once, in the final result (the combine adds it for
+    // split launches).
+    if (!split_output && p.sink_logits != nullptr) {
+      denominator += exp2f(p.sink_logits[head] * kLog2e - row_max);
+    }
+    const float inverse = 1.0f / denominator;
+    const int column0 = warp_group * T::kGroupColumns + column_in_block;
+#pragma unroll
+    for (int tile = 0; tile < T::kPvTiles; ++tile) {
+#pragma unroll
+      for (int block = 0; block < T::kPvN / 8; ++block) {
+        const int column = column0 + tile * T::kPvN + block * 8;
+        const float v0 = out_acc[tile][block * 4 + half * 2] * inverse;
+        const float v1 = out_acc[tile][block * 4 + half * 2 + 1] * inverse;
+        if (split_output) {
+          float* out_row = args.partial_out + (split_offset + row_index) * p.d_v;
+          *reinterpret_cast<float2*>(out_row + column) = make_float2(v0, v1);
+        } else {
+          bf16* out_row = p.out + work.batch * p.out_batch_stride + head * p.out_head_stride;
+          *reinterpret_cast<std::uint32_t*>(out_row + column) = pack_bf16x2(v0, v1);
+        }
+      }
+    }
+    if (warp_group == 0 && lane % 4 == 0) {
+      const float lse = (row_max + log2f(row_sum)) * kLn2;
+      if (split_output) {
+        args.partial_lse[split_offset + row_index] = lse;
+      } else {
+        p.lse[row_index] = lse;
+      }
+    }
+  }
+#else
+  // Compiled for an architecture without wgmma: the launch refuses such a device before
+  // this could run (launch_variant below).
+  __trap();
+#endif
+}
+
+template <int kBlockT, int kStages>
+cudaError_t launch_variant(const DecodeParams& params, const LaunchPlan& plan, void* workspace,
+                           cudaStream_t stream) {
+  if (!device_is_sm90a()) return cudaErrorNoKernelImageForDevice;
+  using T = Traits<kBlockT, kStages>;
+  return launch_decode<decode_kernel<kBlockT, kStages>>(
+      kBlockH, kThreads, plan_smem(T::kShape, params.d_qk).total_bytes, params, plan, workspace,
+      stream);
+}
+
+template <int kBlockT, int kStages>
+VariantHandles variant_handles() {
+  return {.launch = &launch_variant<kBlockT, kStages>,
+          .decode_kernel = reinterpret_cast<const void*>(&decode_kernel<kBlockT, kStages>)};
+}
+
+}  // namespace mlalab::kernels::wgmma
+
+#define MLALAB_INSTANTIATE_WGMMA(block_t, stages)    \
+  template mlalab::kernels::VariantHandles           \
+  mlalab::kernels::wgmma::variant_handles<block_t, stages>();

@@ -1,0 +1,167 @@
+#pragma once
+// The Hopper (sm_90a) instructions the wgmma family adds to the portable primitives, one thin
+// wrapper each: warpgroup MMA from shared-memory descriptors (and with A from registers), its
+// fence / commit / wait, and the proxy fence that makes cp.async data visible to it.
+// Only compiled for sm_90a: the family's kernel bodies are guarded by MLALAB_WGMMA_AVAILABLE.
+#include <cstdint>
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define MLALAB_WGMMA_AVAILABLE 1
+#endif
+
+namespace mlalab::kernels::wgmma {
+
+// A shared-memory matrix descriptor for the no-swizzle canonical layout (traits.h): start
+// address, leading byte offset (between core matrices adjacent along K) and stride byte
+// offset (between core matrices adjacent along M or N), each in 16-byte units; swizzle
+// mode 0 and base offset 0.
+__device__ __forceinline__ std::uint64_t matrix_descriptor(std::uint32_t smem_address,
+                                                           std::uint32_t leading_bytes,
+                                                           std::uint32_t stride_bytes) {
+  return static_cast<std::uint64_t>((smem_address & 0x3FFFF) >> 4) |
+         (static_cast<std::uint64_t>(leading_bytes >> 4) << 16) |
+         (static_cast<std::uint64_t>(stride_bytes >> 4) << 32);
+}
+
+// Moves a descriptor's start address by `bytes` (a multiple of 16, staying in the window).
+__device__ __forceinline__ std::uint64_t advance(std::uint64_t descriptor, std::uint32_t bytes) {
+  return descriptor + (bytes >> 4);
+}
+
+#ifdef MLALAB_WGMMA_AVAILABLE
+
+__device__ __forceinline__ void fence_operands() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void commit_group() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int kPending>
+__device__ __forceinline__ void wait_group() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+}
+// cp.async writes shared memory through the generic proxy, wgmma reads it through the async
+// proxy: each writer fences before the barrier that publishes the tile.
+__device__ __forceinline__ void fence_async_proxy() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// Shared-memory barriers between the copy warp and the MMA warps (mbarrier: phase-tracked,
+// waited on by parity), and a named barrier for the MMA warps alone.
+__device__ __forceinline__ void mbarrier_init(std::uint32_t barrier, int arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(barrier), "r"(arrivals)
+               : "memory");
+}
+__device__ __forceinline__ void mbarrier_arrive(std::uint32_t barrier) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(barrier) : "memory");
+}
+// Arrives once all of this thread's earlier cp.async copies have landed (the arrival was
+// counted in the barrier's expected count: .noinc).
+__device__ __forceinline__ void mbarrier_arrive_on_copies(std::uint32_t barrier) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(barrier)
+               : "memory");
+}
+__device__ __forceinline__ void mbarrier_wait(std::uint32_t barrier, int parity) {
+  asm volatile(
+      "{\n.reg .pred done;\n"
+      "wait:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra wait;\n}\n" ::"r"(barrier),
+      "r"(parity)
+      : "memory");
+}
+// Gives this warpgroup's registers back (dec) or claims more (inc), to the count given.
+template <int kRegisters>
+__device__ __forceinline__ void release_registers() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
+}
+template <int kRegisters>
+__device__ __forceinline__ void claim_registers() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
+}
+
+template <int kThreadCount>
+__device__ __forceinline__ void sync_mma_threads() {
+  asm volatile("bar.sync 1, %0;\n" ::"n"(kThreadCount) : "memory");
+}
+
+// Keeps the compiler from moving accesses of accumulator registers across a wgmma fence or
+// wait (the asm statements above do not name the registers the hardware writes).
+template <int kCount>
+__device__ __forceinline__ void pin_registers(float (&values)[kCount]) {
+#pragma unroll
+  for (int i = 0; i < kCount; ++i) asm volatile("" : "+f"(values[i])::"memory");
+}
+
+// d (64×16 fp32 per warpgroup; 8 per thread) = A (64×16 K-major, descriptor) ·
+// B (16 tokens × 16, K-major, descriptor), plus d when kAccumulate. Without kAccumulate d is
+// output only: no instruction needs to define it first (which, while another MMA group is
+// in flight, would make ptxas serialize the MMAs).
+#define MLALAB_WGMMA_SS_ASM(shape, regs, a_index, b_index, scale_index)          \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %" #scale_index ", 0;\n"                    \
+  "wgmma.mma_async.sync.aligned." shape ".f32.bf16.bf16 {" regs "}, %" #a_index \
+  ", %" #b_index ", p, 1, 1, 0, 0;\n}\n"
+
+template <bool kAccumulate>
+__device__ __forceinline__ void mma_m64n16k16_ss(float (&d)[8], std::uint64_t a_desc,
+                                                 std::uint64_t b_desc) {
+  if constexpr (kAccumulate) {
+    asm volatile(MLALAB_WGMMA_SS_ASM("m64n16k16", "%0, %1, %2, %3, %4, %5, %6, %7", 8, 9, 10)
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+                   "+f"(d[6]), "+f"(d[7])
+                 : "l"(a_desc), "l"(b_desc), "r"(1));
+  } else {
+    asm volatile(MLALAB_WGMMA_SS_ASM("m64n16k16", "%0, %1, %2, %3, %4, %5, %6, %7", 8, 9, 10)
+                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]),
+                   "=f"(d[6]), "=f"(d[7])
+                 : "l"(a_desc), "l"(b_desc), "r"(0));
+  }
+}
+
+// As above with N = 32 (16 per thread).
+#define MLALAB_WGMMA_N32_REGS \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
+template <bool kAccumulate>
+__device__ __forceinline__ void mma_m64n32k16_ss(float (&d)[16], std::uint64_t a_desc,
+                                                 std::uint64_t b_desc) {
+  if constexpr (kAccumulate) {
+    asm volatile(MLALAB_WGMMA_SS_ASM("m64n32k16", MLALAB_WGMMA_N32_REGS, 16, 17, 18)
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+                   "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+                 : "l"(a_desc), "l"(b_desc), "r"(1));
+  } else {
+    asm volatile(MLALAB_WGMMA_SS_ASM("m64n32k16", MLALAB_WGMMA_N32_REGS, 16, 17, 18)
+                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]),
+                   "=f"(d[6]), "=f"(d[7]), "=f"(d[8]), "=f"(d[9]), "=f"(d[10]), "=f"(d[11]),
+                   "=f"(d[12]), "=f"(d[13]), "=f"(d[14]), "=f"(d[15])
+                 : "l"(a_desc), "l"(b_desc), "r"(0));
+  }
+}
+#undef MLALAB_WGMMA_N32_REGS
+
+// d (64×64 fp32; 32 per thread) += A (64×16 from registers, the m16n8k16 A fragment of each
+// warp's 16 rows) · B (16 tokens × 64 columns, MN-major descriptor: transposed).
+__device__ __forceinline__ void mma_m64n64k16_rs_transposed_b(float (&d)[32],
+                                                              const std::uint32_t (&a)[4],
+                                                              std::uint64_t b_desc) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+      "{%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]),
+        "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]),
+        "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]),
+        "+f"(d[31])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(1));
+}
+
+#undef MLALAB_WGMMA_SS_ASM
+
+#endif  // MLALAB_WGMMA_AVAILABLE
+
+}  // namespace mlalab::kernels::wgmma

@@ -1,0 +1,69 @@
+#pragma once
+// The wgmma family's shape rules and shared-memory plan. Plain constexpr host code, so the
+// feasibility pruning and `mlalab configs` compute the same plan as the kernel without a GPU.
+//
+// The family is built for H = 128 (compute-bound): 64 heads per CTA (the M of one warpgroup
+// MMA) and two warpgroups that split every step's work in half — S = Q·Kᵀ by token columns,
+// O = P·V by d_v columns — so each thread keeps 128 fp32 accumulators of O. A third warpgroup
+// only copies KV tiles: on Hopper, issuing cp.async stalls for as long as the memory system
+// is busy, and warps of their own keep those stalls off the tensor cores' critical path.
+#include "core/kernel_config.h"
+#include "core/layout.h"
+
+namespace mlalab::kernels::wgmma {
+
+constexpr int kBlockH = 64;          // the M of wgmma.m64nNk16
+constexpr int kWarpGroups = 2;
+constexpr int kWarps = 4 * kWarpGroups;      // the MMA warps; the variant name counts these
+constexpr int kMmaThreads = 32 * kWarps;
+// The copy warps form a third warpgroup: registers are handed out per warpgroup, and only a
+// whole warpgroup can give its share to the others (setmaxnreg).
+constexpr int kCopyThreads = 128;
+constexpr int kThreads = kMmaThreads + kCopyThreads;
+constexpr int kCopyRegisters = 40;   // per copy thread after setmaxnreg
+constexpr int kMmaRegisters = 232;   // per MMA thread: 256·232 + 128·40 ≤ 65,536
+constexpr int kChunkBytes = 16;      // one cp.async, one row of an 8×8 core matrix
+constexpr int kChunkElems = 8;       // bf16 per chunk
+constexpr int kCoreRows = 8;         // rows of a core matrix
+// P rows are read by ldmatrix; 8 extra bf16 make their 8-row reads conflict-free.
+constexpr int kProbPadElems = 8;
+
+// Tiles of q and KV rows are stored as wgmma's no-swizzle canonical layout: 8-row groups of
+// 8×16-byte core matrices, a group's core matrices consecutive along d_qk. So row r, chunk c
+// (columns 8c..8c+7) lives at  (r / 8) · row_group_bytes + c · 128 + (r % 8) · 16.  Every
+// core matrix is 128 contiguous bytes: conflict-free for the tensor cores, and the same
+// bytes serve as K-major K (for S) and as MN-major V (for P·V).
+constexpr int row_group_bytes(int d_qk) { return kCoreRows * d_qk * 2; }
+
+constexpr bool is_valid_shape(VariantShape shape) {
+  return shape.family == KernelFamily::kWgmma && shape.block_h == kBlockH &&
+         shape.warps == kWarps && (shape.block_t == 32 || shape.block_t == 64) &&
+         shape.stages >= 2 && shape.stages <= 4;
+}
+
+struct SmemPlan {
+  int q_bytes;         // 64 rows of q, canonical layout
+  int kv_stage_bytes;  // one KV tile: block_t rows, canonical layout
+  int kv_bytes;        // stages · kv_stage_bytes
+  int prob_bytes;      // P tile, bf16, padded rows
+  int row_stat_bytes;  // per warpgroup and head row: the half-step max, then the final sum
+  int barrier_bytes;   // per stage: "tile landed" and "stage free" mbarriers
+  int total_bytes;
+};
+
+constexpr int prob_row_elems(int block_t) { return block_t + kProbPadElems; }
+
+constexpr SmemPlan plan_smem(VariantShape shape, int d_qk) {
+  SmemPlan plan{};
+  plan.q_bytes = kBlockH * d_qk * 2;
+  plan.kv_stage_bytes = shape.block_t * d_qk * 2;
+  plan.kv_bytes = shape.stages * plan.kv_stage_bytes;
+  plan.prob_bytes = kBlockH * prob_row_elems(shape.block_t) * 2;
+  plan.row_stat_bytes = kWarpGroups * kBlockH * 4;
+  plan.barrier_bytes = 2 * shape.stages * 8;
+  plan.total_bytes = plan.q_bytes + plan.kv_bytes + plan.prob_bytes + plan.row_stat_bytes +
+                     plan.barrier_bytes;
+  return plan;
+}
+
+}  // namespace mlalab::kernels::wgmma
