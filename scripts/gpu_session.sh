@@ -55,14 +55,15 @@ for stage in "${stages[@]}"; do
         --variant h16_t16_w4_s2 --split target_ctas:512 --json "$out/bench_study.json"
       ;;
     sanitize)
-      # A representative subset: the study's variant and a large-tile one, split and unsplit
-      # cases of both layouts under memcheck; racecheck (far slower) on the study's variant.
-      run memcheck env MLALAB_TEST_VARIANTS='^(h16_t16_w4_s2|h64_t32_w8_s2)$' \
+      # A representative subset: the study's variant, a large-tile one and the wgmma family's
+      # best, split and unsplit cases of both layouts under memcheck; racecheck (far slower)
+      # on the study's variant and the wgmma one (its copy warps and mbarriers).
+      run memcheck env MLALAB_TEST_VARIANTS='^(h16_t16_w4_s2|h64_t32_w8_s2|wgmma_h64_t64_w8_s2)$' \
         compute-sanitizer --tool memcheck --error-exitcode 1 "$gpu_tests" \
-        --gtest_filter='Layouts/PortableSweep.*:PortableValidation.*'
-      run racecheck env MLALAB_TEST_VARIANTS='^h16_t16_w4_s2$' timeout 150 \
+        --gtest_filter='Layouts/DecodeSweep.*:DecodeValidation.*'
+      run racecheck env MLALAB_TEST_VARIANTS='^(h16_t16_w4_s2|wgmma_h64_t64_w8_s2)$' timeout 240 \
         compute-sanitizer --tool racecheck --error-exitcode 1 "$gpu_tests" \
-        --gtest_filter='Layouts/PortableSweep.v4'
+        --gtest_filter='Layouts/DecodeSweep.v4'
       ;;
     ab)
       for experiment in experiments/occupancy.toml experiments/target-ctas.toml; do

@@ -2,13 +2,14 @@
 # Sets up, builds a CI-sized selection of kernel variants, and runs every test.
 #   bash scripts/test.sh
 # Environment (defaults sized for a 2-core machine without a GPU):
-#   MLALAB_VARIANTS    default 'h16_t16_w4_s2|h64_t32_w8_s2': the smallest and the largest tile
+#   MLALAB_VARIANTS    default '^(h16_t16_w4_s2|h64_t32_w8_s2|wgmma_h64_t64_w8_s2)$': the smallest
+#                      and the largest portable tile, and the wgmma family's production shape
 #   MLALAB_CUDA_ARCHS  default '90a'
 # Tests labelled gpu skip, with the reason, where there is no GPU.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-export MLALAB_VARIANTS="${MLALAB_VARIANTS:-h16_t16_w4_s2|h64_t32_w8_s2}"
+export MLALAB_VARIANTS="${MLALAB_VARIANTS:-^(h16_t16_w4_s2|h64_t32_w8_s2|wgmma_h64_t64_w8_s2)$}"
 export MLALAB_CUDA_ARCHS="${MLALAB_CUDA_ARCHS:-90a}"
 build_dir="$repo_root/build-test"
 

@@ -2,13 +2,13 @@
 //   Each partial s holds out_s = Σ_{j∈s} e^{x_j} V_j / Σ_{j∈s} e^{x_j} and lse_s = ln Σ_{j∈s} e^{x_j}.
 //   With M = max_s lse_s and w_s = e^{lse_s − M}:
 //     lse = M + ln Σ_s w_s,   out = Σ_s w_s · out_s / (Σ_s w_s + e^{sink − M}).
-//   Splits without tokens have lse_s = −inf, weight 0, and their out_s is never read.
+//   Splits without tokens have lse_s = −inf and weight 0; their out_s is never written, so
+//   it is loaded (unconditional loads batch better) but kept out of the sum.
 //
-// Grid → work: CTA c handles row c / kColumnBlocks (= batch · num_heads + head) and the
-// 128-column block c % kColumnBlocks of d_v. Within a CTA, warp w sums splits w, w+4, ...
-// (so a long split list keeps four warps' loads in flight), each lane 4 columns; the four
-// warp sums meet in shared memory. The kernel is latency-bound (a few KB per CTA), so every
-// step that waits on memory reads all it needs at once.
+// A row is one (batch entry, head): batch · num_heads + head. The kernel is latency-bound
+// (a few KB per CTA), so every step that waits on memory reads all it needs at once: the
+// lanes read the splits' lse together, and each thread's partial-result loads are unrolled
+// eight splits deep.
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -24,21 +24,30 @@ namespace {
 using portable::kWarpSize;
 using portable::pack_bf16x2;
 
-constexpr int kCombineWarps = 4;
-constexpr int kColumnsPerLane = 4;  // one float4
-constexpr int kColumnsPerBlock = kWarpSize * kColumnsPerLane;
-constexpr int kColumnBlocks = kDv / kColumnsPerBlock;
+constexpr int kCombineThreads = 128;
 
-__global__ void __launch_bounds__(kCombineWarps * kWarpSize)
+// kColumnBlocks = 1: CTA c handles row c, each thread 4 of the d_v columns over every split
+// (many rows: one memory round trip per eight splits). kColumnBlocks = 4: CTA c handles the
+// 128-column block c % 4 of row c / 4, and its four warps take every fourth split each, their
+// sums meeting in shared memory (few rows and many splits: more CTAs, shorter loops).
+template <int kColumnBlocks>
+__global__ void __launch_bounds__(kCombineThreads)
     combine_kernel(const DecodeParams params, int num_splits, const float* partial_out,
                    const float* partial_lse) {
+  constexpr int kColumnsPerThread = 4;  // one float4
+  constexpr int kThreadsPerColumnSet = kDv / kColumnBlocks / kColumnsPerThread;
+  constexpr int kSplitGroups = kCombineThreads / kThreadsPerColumnSet;
+  static_assert(kThreadsPerColumnSet * kSplitGroups == kCombineThreads);
   __shared__ float split_weight[kMaxSplits];
-  __shared__ float4 warp_sums[kCombineWarps][kWarpSize];
+  __shared__ float4 group_sums[kSplitGroups][kThreadsPerColumnSet];
 
   const long long row_index = blockIdx.x / kColumnBlocks;
   const int lane = threadIdx.x % kWarpSize;
-  const int column = (blockIdx.x % kColumnBlocks) * kColumnsPerBlock + lane * kColumnsPerLane;
   const int warp = threadIdx.x / kWarpSize;
+  const int split_group = threadIdx.x / kThreadsPerColumnSet;
+  const int column_thread = threadIdx.x % kThreadsPerColumnSet;
+  const int column = (blockIdx.x % kColumnBlocks) * (kDv / kColumnBlocks) +
+                     column_thread * kColumnsPerThread;
   const int batch = static_cast<int>(row_index / params.num_heads);
   const int head = static_cast<int>(row_index % params.num_heads);
   const long long split_stride = static_cast<long long>(params.batch) * params.num_heads;
@@ -66,9 +75,15 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize)
   }
   __syncthreads();
 
-  float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#pragma unroll 4
-  for (int split = warp; split < num_splits; split += kCombineWarps) {
+  bf16* out_row = params.out + batch * params.out_batch_stride + head * params.out_head_stride;
+  if (max_lse == -INFINITY) {  // no tokens at all: out = 0, lse = −inf
+    if (split_group == 0) *reinterpret_cast<uint2*>(out_row + column) = make_uint2(0, 0);
+    if (threadIdx.x == 0 && blockIdx.x % kColumnBlocks == 0) params.lse[row_index] = -INFINITY;
+    return;
+  }
+  float4 total = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll 8
+  for (int split = split_group; split < num_splits; split += kSplitGroups) {
     // Loaded whatever the weight (the address is always in the workspace), so unrolled
     // iterations issue their loads together; an empty split's partial was never written and
     // must not reach the sum even as 0 · NaN.
@@ -76,28 +91,22 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize)
         partial_out + (split * split_stride + row_index) * params.d_v + column);
     const float weight = split_weight[split];
     if (weight == 0.0f) continue;
-    acc.x += weight * part.x;
-    acc.y += weight * part.y;
-    acc.z += weight * part.z;
-    acc.w += weight * part.w;
+    total.x += weight * part.x;
+    total.y += weight * part.y;
+    total.z += weight * part.z;
+    total.w += weight * part.w;
   }
-  warp_sums[warp][lane] = acc;
-  __syncthreads();
-  if (warp != 0) return;
-
-  bf16* out_row = params.out + batch * params.out_batch_stride + head * params.out_head_stride;
-  if (max_lse == -INFINITY) {  // no tokens at all: out = 0, lse = −inf
-    *reinterpret_cast<uint2*>(out_row + column) = make_uint2(0, 0);
-    if (threadIdx.x == 0 && blockIdx.x % kColumnBlocks == 0) params.lse[row_index] = -INFINITY;
-    return;
-  }
-  float4 total = warp_sums[0][threadIdx.x];
-  for (int other = 1; other < kCombineWarps; ++other) {
-    const float4 part = warp_sums[other][threadIdx.x];
-    total.x += part.x;
-    total.y += part.y;
-    total.z += part.z;
-    total.w += part.w;
+  if constexpr (kSplitGroups > 1) {
+    group_sums[split_group][column_thread] = total;
+    __syncthreads();
+    if (split_group != 0) return;
+    for (int other = 1; other < kSplitGroups; ++other) {
+      const float4 part = group_sums[other][column_thread];
+      total.x += part.x;
+      total.y += part.y;
+      total.z += part.z;
+      total.w += part.w;
+    }
   }
   float weight_sum = 0.0f;
   for (int split = 0; split < num_splits; ++split) weight_sum += split_weight[split];
@@ -112,17 +121,25 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize)
   }
 }
 
-// Programmatic dependent launch exists from sm_90 on; asked once per process (one device).
-bool device_has_dependent_launch() {
-  static const bool supported = [] {
+struct DeviceTraits {
+  bool dependent_launch;  // programmatic dependent launch: sm_90 and newer
+  int sm_count;
+};
+
+// Asked once per process (one device).
+const DeviceTraits& device_traits() {
+  static const DeviceTraits traits = [] {
+    DeviceTraits found{.dependent_launch = false, .sm_count = 1};
     int device = 0;
     int major = 0;
-    return cudaGetDevice(&device) == cudaSuccess &&
-           cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) ==
-               cudaSuccess &&
-           major >= 9;
+    if (cudaGetDevice(&device) != cudaSuccess) return found;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess) {
+      found.dependent_launch = major >= 9;
+    }
+    cudaDeviceGetAttribute(&found.sm_count, cudaDevAttrMultiProcessorCount, device);
+    return found;
   }();
-  return supported;
+  return traits;
 }
 
 }  // namespace
@@ -130,18 +147,23 @@ bool device_has_dependent_launch() {
 cudaError_t launch_combine(const DecodeParams& params, int num_splits, const float* partial_out,
                            const float* partial_lse, cudaStream_t stream) {
   if (params.d_v != kDv || num_splits < 1 || num_splits > kMaxSplits) return cudaErrorInvalidValue;
-  const long long ctas = static_cast<long long>(params.batch) * params.num_heads * kColumnBlocks;
+  const DeviceTraits& device = device_traits();
+  // A CTA per row once the rows alone fill the GPU twice over; otherwise four per row.
+  const long long rows = static_cast<long long>(params.batch) * params.num_heads;
+  const bool per_row = rows >= 2LL * device.sm_count;
   cudaLaunchAttribute dependent_launch{};
   dependent_launch.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   dependent_launch.val.programmaticStreamSerializationAllowed = 1;
   cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(ctas));
-  config.blockDim = dim3(kCombineWarps * kWarpSize);
+  config.gridDim = dim3(static_cast<unsigned>(per_row ? rows : 4 * rows));
+  config.blockDim = dim3(kCombineThreads);
   config.stream = stream;
   config.attrs = &dependent_launch;
-  config.numAttrs = device_has_dependent_launch() ? 1 : 0;
-  return cudaLaunchKernelEx(&config, combine_kernel, params, num_splits, partial_out,
-                            partial_lse);
+  config.numAttrs = device.dependent_launch ? 1 : 0;
+  return per_row ? cudaLaunchKernelEx(&config, combine_kernel<1>, params, num_splits,
+                                      partial_out, partial_lse)
+                 : cudaLaunchKernelEx(&config, combine_kernel<4>, params, num_splits,
+                                      partial_out, partial_lse);
 }
 
 }  // namespace mlalab::kernels

@@ -12,25 +12,27 @@ constexpr int kConsumerBlackwellOptin = 101376;  // 99 KiB: sm_120's per-CTA opt
 constexpr int kH200Optin = 232448;               // 227 KiB: sm_90's per-CTA opt-in limit
 
 // The shared-memory plan of traits.h, written out by hand for the cases below (bf16 = 2 B,
-// fp32 = 4 B, rows of d_qk + 8 bf16, score rows of block_t + 8 floats, P rows of block_t + 8
-// bf16, 3 floats of row state per head):
+// fp32 = 4 B, rows of d_qk + 8 bf16, score rows of block_t + 8 floats per k-slice of warps,
+// P rows of block_t + 8 bf16, 3 floats of row state per head):
 //
-//   h16_t32_w4_s2, V3: 4 warps cover the 4 n-tiles of the 32 tokens, so warps_k = 1.
+//   h16_t32_w4_s2, V3: S = 1 m-tile × 4 n-tiles; the split reading the fewest fragment bytes
+//   is 4 k-slices of 9 k-steps, one warp on all 4 n-tiles each (warps_k = 4).
 //     q      16 × 584 × 2          = 18,688
 //     KV     2 × 32 × 584 × 2      = 74,752
-//     scores 1 × 16 × 40 × 4       =  2,560
+//     scores 4 × 16 × 40 × 4       = 10,240
 //     P      16 × 40 × 2           =  1,280
 //     state  3 × 16 × 4            =    192
-//                                    97,472
-//   h16_t32_w4_s3, V3: one more 32-row KV stage, + 37,376 = 134,848.
-//   h16_t32_w8_s2, V3: 4 of the 8 warps on the n-tiles, 1 m-tile, so warps_k = 2: one more
-//     score tile, + 2,560 = 100,032.
-//   h16_t16_w4_s2, V3: 2 n-tiles, 1 m-tile, warps_k = 2.
-//     18,688 + 2 × 16 × 1,168 + 2 × 16 × 24 × 4 + 16 × 24 × 2 + 192 = 60,096.
-constexpr int kH16T32W4S2V3 = 18688 + 74752 + 2560 + 1280 + 192;
+//                                   105,152
+//   h16_t32_w4_s3, V3: one more 32-row KV stage, + 37,376 = 142,528.
+//   h16_t32_w4_s1, V3: one stage fewer, − 37,376 = 67,776.
+//   h16_t32_w8_s2, V3: 2 n-tiles per warp, still 4 k-slices: the same 105,152.
+//   h16_t16_w4_s2, V3: 1 m-tile × 2 n-tiles, 4 k-slices.
+//     18,688 + 2 × 16 × 1,168 + 4 × 16 × 24 × 4 + 16 × 24 × 2 + 192 = 63,168.
+constexpr int kH16T32W4S2V3 = 18688 + 74752 + 10240 + 1280 + 192;
 constexpr int kH16T32W4S3V3 = kH16T32W4S2V3 + 32 * 584 * 2;
-constexpr int kH16T32W8S2V3 = kH16T32W4S2V3 + 16 * 40 * 4;
-constexpr int kH16T16W4S2V3 = 18688 + 2 * 16 * 584 * 2 + 2 * 16 * 24 * 4 + 16 * 24 * 2 + 192;
+constexpr int kH16T32W4S1V3 = kH16T32W4S2V3 - 32 * 584 * 2;
+constexpr int kH16T32W8S2V3 = kH16T32W4S2V3;
+constexpr int kH16T16W4S2V3 = 18688 + 2 * 16 * 584 * 2 + 4 * 16 * 24 * 4 + 16 * 24 * 2 + 192;
 
 VariantShape shape(int block_h, int block_t, int warps, int stages) {
   return VariantShape{.block_h = block_h, .block_t = block_t, .warps = warps, .stages = stages};
@@ -45,9 +47,10 @@ ResourceUsage measured(int smem_bytes, int threads = 128) {
 GpuLimits h200() { return GpuLimits{.smem_optin_bytes = kH200Optin, .smem_per_sm_bytes = 233472}; }
 
 TEST(PlannedUsage, MatchesTheHandComputedPlan) {
-  EXPECT_EQ(planned_usage(shape(16, 32, 4, 2), kV3Dqk).smem_bytes, 97472);
+  EXPECT_EQ(planned_usage(shape(16, 32, 4, 2), kV3Dqk).smem_bytes, 105152);
   EXPECT_EQ(planned_usage(shape(16, 32, 4, 2), kV3Dqk).smem_bytes, kH16T32W4S2V3);
   EXPECT_EQ(planned_usage(shape(16, 32, 4, 3), kV3Dqk).smem_bytes, kH16T32W4S3V3);
+  EXPECT_EQ(planned_usage(shape(16, 32, 4, 1), kV3Dqk).smem_bytes, kH16T32W4S1V3);
   EXPECT_EQ(planned_usage(shape(16, 32, 8, 2), kV3Dqk).smem_bytes, kH16T32W8S2V3);
   EXPECT_EQ(planned_usage(shape(16, 16, 4, 2), kV3Dqk).smem_bytes, kH16T16W4S2V3);
 }
@@ -95,23 +98,28 @@ TEST(PlannedUsage, WgmmaFamilyPlanAndArchitecture) {
             "needs sm_90a (wgmma), this GPU is sm_120");
 }
 
-// The study's pruning: under consumer Blackwell's 99 KiB, two 32-token stages still fit with
-// 4 warps, a third stage does not.
+// The study's pruning: under consumer Blackwell's 99 KiB, 32-token tiles need more than the
+// limit once they are pipelined (two or three stages); a single stage fits.
 TEST(Judge, ThreeStagesOf32TokensExceedConsumerBlackwell) {
   const auto verdict = judge(planned_usage(shape(16, 32, 4, 3), kV3Dqk), std::nullopt,
                              kConsumerBlackwellOptin);
   EXPECT_FALSE(verdict.feasible);
   EXPECT_EQ(verdict.reason,
-            "needs 134,848 B of shared memory, limit 101,376 B (requested limit)");
+            "needs 142,528 B of shared memory, limit 101,376 B (requested limit)");
 }
 
-TEST(Judge, TwoStagesOf32TokensFitConsumerBlackwell) {
+TEST(Judge, TwoStagesOf32TokensExceedConsumerBlackwellOneFits) {
   for (const auto& candidate : {shape(16, 32, 4, 2), shape(16, 32, 8, 2)}) {
     const auto verdict =
         judge(planned_usage(candidate, kV3Dqk), std::nullopt, kConsumerBlackwellOptin);
-    EXPECT_TRUE(verdict.feasible) << verdict.reason;
-    EXPECT_EQ(verdict.reason, "");
+    EXPECT_FALSE(verdict.feasible);
+    EXPECT_EQ(verdict.reason,
+              "needs 105,152 B of shared memory, limit 101,376 B (requested limit)");
   }
+  const auto one_stage =
+      judge(planned_usage(shape(16, 32, 4, 1), kV3Dqk), std::nullopt, kConsumerBlackwellOptin);
+  EXPECT_TRUE(one_stage.feasible) << one_stage.reason;
+  EXPECT_EQ(one_stage.reason, "");
 }
 
 TEST(Judge, LimitIsInclusive) {
@@ -124,12 +132,12 @@ TEST(Judge, LimitIsInclusive) {
 }
 
 TEST(Judge, StaticSharedMemoryCounts) {
-  ResourceUsage usage = measured(kH16T32W8S2V3);  // 100,032 dynamic
-  usage.static_smem_bytes = 2048;                 // 102,080 in all
+  ResourceUsage usage = measured(kH16T16W4S2V3);  // 63,168 dynamic
+  usage.static_smem_bytes = 40000;                // 103,168 in all
   const auto verdict = judge(usage, std::nullopt, kConsumerBlackwellOptin);
   EXPECT_FALSE(verdict.feasible);
   EXPECT_EQ(verdict.reason,
-            "needs 102,080 B of shared memory (100,032 dynamic + 2,048 static), "
+            "needs 103,168 B of shared memory (63,168 dynamic + 40,000 static), "
             "limit 101,376 B (requested limit)");
 }
 
@@ -157,7 +165,7 @@ TEST(Judge, EveryFailingRuleIsNamed) {
   usage.spill_bytes = 1024;
   const auto verdict = judge(usage, std::nullopt, kConsumerBlackwellOptin);
   EXPECT_EQ(verdict.reason,
-            "needs 134,848 B of shared memory, limit 101,376 B (requested limit); "
+            "needs 142,528 B of shared memory, limit 101,376 B (requested limit); "
             "spills 1,024 B/thread to local memory");
 }
 

@@ -25,24 +25,49 @@ constexpr int kScorePadFloats = 8;
 // Probability rows are read by ldmatrix; 8 extra bf16 make their 8-row reads conflict-free.
 constexpr int kProbPadElems = 8;
 
-// How the warps share S = Q·Kᵀ (block_h × block_t, reduced over d_qk): first across head
-// rows, then across token columns, and whatever warps remain split the d_qk reduction (their
-// partial sums meet in shared memory). Rows first: a warp then holds one Q fragment per k-step
-// and several K fragments, which halves the ldmatrix traffic of the large tiles compared with
-// the other order (K fragments come two n-tiles per ldmatrix.x4, Q fragments one m-tile).
+// How the warps share S = Q·Kᵀ (block_h × block_t, reduced over d_qk): warps_m · warps_n ·
+// warps_k warps, each computing (block_h / warps_m) × (block_t / warps_n) over
+// d_qk / warps_k, the k-slices' partial sums meeting in shared memory. Of the splits that divide the tiles and
+// both layouts' 36 or 32 k-steps evenly, the one that reads the fewest fragment bytes from
+// shared memory per step: each warp loads its A (q, 512 B per m-tile) and B (K, 256 B per
+// n-tile) fragments at every k-step, and these ldmatrix reads share the memory pipeline with
+// the KV tile's cp.async copies. A warp keeps at most 4 MMA tiles of S (16 accumulators) beside
+// its O accumulators. Ties go to fewer k-slices (less shared memory for partial sums).
 struct ScoreWarpLayout {
   int warps_m;
   int warps_n;
   int warps_k;
 };
 
+constexpr int kMaxScoreTilesPerWarp = 4;
+
 constexpr ScoreWarpLayout score_warp_layout(VariantShape shape) {
   const int m_tiles = shape.block_h / kMmaM;
   const int n_tiles = shape.block_t / kMmaN;
-  const int warps_m = shape.warps < m_tiles ? shape.warps : m_tiles;
-  const int rest = shape.warps / warps_m;
-  const int warps_n = rest < n_tiles ? rest : n_tiles;
-  return {.warps_m = warps_m, .warps_n = warps_n, .warps_k = rest / warps_n};
+  constexpr int kKSteps[2] = {dims_of(Layout::kV3).d_qk / kMmaK, dims_of(Layout::kV4).d_qk / kMmaK};
+  ScoreWarpLayout best{0, 0, 0};
+  long long best_bytes = -1;
+  for (int warps_m = 1; warps_m <= shape.warps; warps_m *= 2) {
+    for (int warps_n = 1; warps_m * warps_n <= shape.warps; warps_n *= 2) {
+      const int warps_k = shape.warps / (warps_m * warps_n);
+      if (m_tiles % warps_m != 0 || n_tiles % warps_n != 0 ||
+          kKSteps[0] % warps_k != 0 || kKSteps[1] % warps_k != 0 ||
+          warps_m * warps_n * warps_k != shape.warps) {
+        continue;
+      }
+      const int tiles_m = m_tiles / warps_m;
+      const int tiles_n = n_tiles / warps_n;
+      if (tiles_m * tiles_n > kMaxScoreTilesPerWarp) continue;
+      const long long bytes = static_cast<long long>(shape.warps) * (kKSteps[0] / warps_k) *
+                              (tiles_m * 512 + tiles_n * 256);
+      if (best_bytes < 0 || bytes < best_bytes ||
+          (bytes == best_bytes && warps_k < best.warps_k)) {
+        best = {warps_m, warps_n, warps_k};
+        best_bytes = bytes;
+      }
+    }
+  }
+  return best;
 }
 
 // O = P·V (block_h × d_v) is split across warps by d_v columns; every warp keeps all block_h
@@ -87,6 +112,7 @@ constexpr SmemPlan plan_smem(VariantShape shape, int d_qk) {
 // the registry refuses shapes that fail it.
 constexpr bool is_valid_shape(VariantShape shape) {
   const auto layout = score_warp_layout(shape);
+  if (layout.warps_m == 0) return false;  // no split of S fits the accumulator budget
   const bool pow2_heads = shape.block_h == 16 || shape.block_h == 32 || shape.block_h == 64;
   const bool pow2_tokens = shape.block_t == 16 || shape.block_t == 32 || shape.block_t == 64;
   const bool warps_ok = shape.warps == 4 || shape.warps == 8;

@@ -2,7 +2,7 @@
 // The wgmma MLA decode kernel (sm_90a): Hopper's warpgroup MMA reads q and the KV tile
 // straight from shared memory, so the tensor cores are fed without the ldmatrix traffic that
 // bounds the portable family at H = 128. Two knobs, block_t (32 or 64) and stages; the CTA is
-// always 64 heads and two warpgroups (traits.h).
+// always 64 heads, two MMA warpgroups and one copy warpgroup (traits.h).
 //
 // Per CTA, a copy warpgroup loads 64 query rows once, then every block_t-token KV tile of its
 // split into a ring of `stages` shared-memory stages (cp.async; mbarriers say when a tile

@@ -1,7 +1,7 @@
-// The GPU correctness sweep: every compiled portable variant that can run on this GPU, in both
-// layouts, against the fp64 reference over a covering set of cases. Every value of every axis
-// (batch, sequence length, page size, heads, split policy, sinks, page order) appears for every
-// variant, plus a few heavy combinations; the full product would take hours.
+// The GPU correctness sweep: every compiled variant of both families that can run on this GPU,
+// in both layouts, against the fp64 reference over a covering set of cases. Every value of
+// every axis (batch, sequence length, page size, heads, split policy, sinks, page order)
+// appears for every variant, plus a few heavy combinations; the full product would take hours.
 //
 // The reference is the slow part, so each case's problem is built, solved by the reference and
 // uploaded once per layout, then shared by all variants. Outputs are poisoned before every
@@ -337,9 +337,9 @@ bool sweep_variant(const kernels::Variant& variant, const std::vector<PreparedCa
   return true;
 }
 
-class PortableSweep : public ::testing::TestWithParam<Layout> {};
+class DecodeSweep : public ::testing::TestWithParam<Layout> {};
 
-TEST_P(PortableSweep, EveryFeasibleVariantMatchesTheReference) {
+TEST_P(DecodeSweep, EveryFeasibleVariantMatchesTheReference) {
   if (const auto reason = missing_device_reason()) GTEST_SKIP() << "no CUDA device: " << *reason;
   SweepContext context{.layout = GetParam(), .sm_count = sm_count()};
   const std::string layout_name(name_of(context.layout));
@@ -371,12 +371,12 @@ TEST_P(PortableSweep, EveryFeasibleVariantMatchesTheReference) {
               feasible_variants, seconds_since_start());
 }
 
-INSTANTIATE_TEST_SUITE_P(Layouts, PortableSweep, ::testing::Values(Layout::kV3, Layout::kV4),
+INSTANTIATE_TEST_SUITE_P(Layouts, DecodeSweep, ::testing::Values(Layout::kV3, Layout::kV4),
                          [](const ::testing::TestParamInfo<Layout>& info) {
                            return std::string(name_of(info.param));
                          });
 
-TEST(PortableValidation, SequenceLongerThanItsPagesIsRejectedBeforeLaunch) {
+TEST(DecodeValidation, SequenceLongerThanItsPagesIsRejectedBeforeLaunch) {
   if (const auto reason = missing_device_reason()) GTEST_SKIP() << "no CUDA device: " << *reason;
   HostProblem host = bench::make_problem(
       {.batch = 3, .num_heads = 16, .seq_lens = {10, 64, 5}, .page_size = 64});
