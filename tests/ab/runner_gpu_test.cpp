@@ -1,5 +1,6 @@
 // The A/B runner on a real GPU: kernel arms validated, graph-timed over replicas like
 // `mlalab bench`, with the SM clock read per round. Skips with the reason without a GPU.
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include "ab/runner.h"
 #include "bench/bench_runner.h"
 #include "bench/device_info.h"
+#include "core/layout.h"
 #include "kernels/registry.h"
 
 namespace mlalab::ab {
@@ -30,8 +32,21 @@ Arm kernel_arm(std::string name, const std::string& variant, SplitPolicy split) 
              .config = KernelArm{.variant = variant, .split = split, .cpu_threads = 0}};
 }
 
-// The first compiled variant against the last (itself with another split policy when only one
-// is compiled), at two small points.
+// The last compiled variant that can run on this GPU in the layout (a full build ends with
+// variants whose shared memory exceeds the H200's).
+const kernels::Variant& last_runnable_variant(Layout layout) {
+  const auto variants = kernels::compiled_variants();
+  for (auto it = variants.rbegin(); it != variants.rend(); ++it) {
+    int ctas = 0;
+    const cudaError_t status = kernels::max_ctas_per_sm(*it, dims_of(layout).d_qk, &ctas);
+    cudaGetLastError();  // a refused query is not sticky; keep it from the next call
+    if (status == cudaSuccess && ctas > 0) return *it;
+  }
+  return variants.front();
+}
+
+// The first compiled variant against the last runnable one (itself with another split policy
+// when only one is compiled), at two small points.
 Experiment gpu_experiment() {
   const auto variants = kernels::compiled_variants();
   Experiment experiment;
@@ -49,10 +64,12 @@ Experiment gpu_experiment() {
   experiment.stats.max_rounds = 5;
   experiment.stats.resamples = 200;
   experiment.baseline = kernel_arm("baseline", variants.front().name, SplitPolicy{});
-  experiment.variants = {
-      kernel_arm("other", variants.back().name,
-                 variants.size() > 1 ? SplitPolicy{}
-                                     : SplitPolicy{.kind = SplitPolicy::Kind::kFixed, .value = 2})};
+  const kernels::Variant& other = last_runnable_variant(experiment.sweep.layout);
+  experiment.variants = {kernel_arm(
+      "other", other.name,
+      other.name != variants.front().name
+          ? SplitPolicy{}
+          : SplitPolicy{.kind = SplitPolicy::Kind::kFixed, .value = 2})};
   return experiment;
 }
 
