@@ -16,6 +16,7 @@
 
 #include "core/validate.h"
 #include "kernels/launch.h"
+#include "kernels/portable/primitives.cuh"
 
 namespace mlalab::kernels {
 
@@ -120,6 +121,56 @@ class KvRowLookahead {
   int first_row_;
   int row_stride_;
   int next_page_[kRows];
+};
+
+// Where one head row of a CTA's result goes: the split's fp32 partial (out normalised by the
+// split's own sum, lse of the split), or the final bf16 out and lse, where the sink joins the
+// denominator (the combine adds it for split launches). row_max and row_sum are base 2.
+class ResultRow {
+ public:
+  __device__ ResultRow(const DecodeArgs& args, const CtaWork& work, int head, float row_max,
+                       float row_sum)
+      : args_(args),
+        row_index_(static_cast<long long>(work.batch) * args.params.num_heads + head),
+        split_offset_(work.split_output() ? static_cast<long long>(work.split) *
+                                                args.params.batch * args.params.num_heads
+                                          : -1),
+        lse_((row_max + log2f(row_sum)) * kLn2) {
+    const DecodeParams& p = args.params;
+    float denominator = row_sum;
+    if (split_offset_ < 0 && p.sink_logits != nullptr) {
+      denominator += exp2f(p.sink_logits[head] * kLog2e - row_max);
+    }
+    inverse_ = 1.0f / denominator;
+    out_row_ = p.out + work.batch * p.out_batch_stride + head * p.out_head_stride;
+  }
+
+  // Columns `column` and `column + 1` of O, not yet normalised.
+  __device__ void store(int column, float o0, float o1) const {
+    if (split_offset_ >= 0) {
+      float* partial = args_.partial_out + (split_offset_ + row_index_) * args_.params.d_v;
+      *reinterpret_cast<float2*>(partial + column) = make_float2(o0 * inverse_, o1 * inverse_);
+    } else {
+      *reinterpret_cast<std::uint32_t*>(out_row_ + column) =
+          portable::pack_bf16x2(o0 * inverse_, o1 * inverse_);
+    }
+  }
+
+  __device__ void store_lse() const {
+    if (split_offset_ >= 0) {
+      args_.partial_lse[split_offset_ + row_index_] = lse_;
+    } else {
+      args_.params.lse[row_index_] = lse_;
+    }
+  }
+
+ private:
+  const DecodeArgs& args_;
+  long long row_index_;     // batch · num_heads + head
+  long long split_offset_;  // split · batch · num_heads, or −1 when the result is final
+  float lse_;               // natural log
+  float inverse_;
+  bf16* out_row_;
 };
 
 // The result of a CTA without tokens (its split is past the sequence's end, or the sequence

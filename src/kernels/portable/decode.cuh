@@ -296,8 +296,6 @@ __global__ void __launch_bounds__(kWarps * kWarpSize)
   }
   __syncthreads();
 
-  const bool split_output = work.split_output();
-  const long long split_offset = static_cast<long long>(work.split) * p.batch * p.num_heads;
 #pragma unroll
   for (int m = 0; m < T::kMTiles; ++m) {
 #pragma unroll
@@ -305,40 +303,13 @@ __global__ void __launch_bounds__(kWarps * kWarpSize)
       const int row = m * kMmaM + lane / 4 + half * 8;
       const int head = work.head0 + row;
       if (head >= p.num_heads) continue;
-      const float row_max = smem.row_max[row];
-      const float row_sum = smem.row_sum[row];
-      const long long row_index = static_cast<long long>(work.batch) * p.num_heads + head;
-      float denominator = row_sum;
-      // The sink joins the denominator once, in the final result (the combine adds it for
-      // split launches).
-      if (!split_output && p.sink_logits != nullptr) {
-        denominator += exp2f(p.sink_logits[head] * kLog2e - row_max);
-      }
-      const float inverse = 1.0f / denominator;
+      const ResultRow result(args, work, head, smem.row_max[row], smem.row_sum[row]);
       const int col0 = warp * T::kDvTilesPerWarp * kMmaN + (lane % 4) * 2;
-      if (split_output) {
-        float* out_row = args.partial_out + (split_offset + row_index) * p.d_v;
 #pragma unroll
-        for (int n = 0; n < T::kDvTilesPerWarp; ++n) {
-          *reinterpret_cast<float2*>(out_row + col0 + n * kMmaN) =
-              make_float2(out_acc[m][n][half * 2] * inverse, out_acc[m][n][half * 2 + 1] * inverse);
-        }
-      } else {
-        bf16* out_row = p.out + work.batch * p.out_batch_stride + head * p.out_head_stride;
-#pragma unroll
-        for (int n = 0; n < T::kDvTilesPerWarp; ++n) {
-          *reinterpret_cast<std::uint32_t*>(out_row + col0 + n * kMmaN) = pack_bf16x2(
-              out_acc[m][n][half * 2] * inverse, out_acc[m][n][half * 2 + 1] * inverse);
-        }
+      for (int n = 0; n < T::kDvTilesPerWarp; ++n) {
+        result.store(col0 + n * kMmaN, out_acc[m][n][half * 2], out_acc[m][n][half * 2 + 1]);
       }
-      if (warp == 0 && lane % 4 == 0) {
-        const float lse = (row_max + log2f(row_sum)) * kLn2;
-        if (split_output) {
-          args.partial_lse[split_offset + row_index] = lse;
-        } else {
-          p.lse[row_index] = lse;
-        }
-      }
+      if (warp == 0 && lane % 4 == 0) result.store_lse();
     }
   }
 }

@@ -315,47 +315,22 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   sync_mma_threads<kMmaThreads>();
 
-  const bool split_output = work.split_output();
-  const long long split_offset = static_cast<long long>(work.split) * p.batch * p.num_heads;
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     const int head = work.head0 + rows[half];
     if (head >= p.num_heads) continue;
-    const float row_max = running_max[half];
-    const float row_sum = row_stats[rows[half]] + row_stats[kBlockH + rows[half]];
-    const long long row_index = static_cast<long long>(work.batch) * p.num_heads + head;
-    float denominator = row_sum;
-    // The sink joins the denominator once, in the final result (the combine adds it for
-    // split launches).
-    if (!split_output && p.sink_logits != nullptr) {
-      denominator += exp2f(p.sink_logits[head] * kLog2e - row_max);
-    }
-    const float inverse = 1.0f / denominator;
+    const ResultRow result(args, work, head, running_max[half],
+                           row_stats[rows[half]] + row_stats[kBlockH + rows[half]]);
     const int column0 = warp_group * T::kGroupColumns + column_in_block;
 #pragma unroll
     for (int tile = 0; tile < T::kPvTiles; ++tile) {
 #pragma unroll
       for (int block = 0; block < T::kPvN / 8; ++block) {
-        const int column = column0 + tile * T::kPvN + block * 8;
-        const float v0 = out_acc[tile][block * 4 + half * 2] * inverse;
-        const float v1 = out_acc[tile][block * 4 + half * 2 + 1] * inverse;
-        if (split_output) {
-          float* out_row = args.partial_out + (split_offset + row_index) * p.d_v;
-          *reinterpret_cast<float2*>(out_row + column) = make_float2(v0, v1);
-        } else {
-          bf16* out_row = p.out + work.batch * p.out_batch_stride + head * p.out_head_stride;
-          *reinterpret_cast<std::uint32_t*>(out_row + column) = pack_bf16x2(v0, v1);
-        }
+        result.store(column0 + tile * T::kPvN + block * 8, out_acc[tile][block * 4 + half * 2],
+                     out_acc[tile][block * 4 + half * 2 + 1]);
       }
     }
-    if (warp_group == 0 && lane % 4 == 0) {
-      const float lse = (row_max + log2f(row_sum)) * kLn2;
-      if (split_output) {
-        args.partial_lse[split_offset + row_index] = lse;
-      } else {
-        p.lse[row_index] = lse;
-      }
-    }
+    if (warp_group == 0 && lane % 4 == 0) result.store_lse();
   }
 #else
   // Compiled for an architecture without wgmma: the launch refuses such a device before
