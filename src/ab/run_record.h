@@ -21,7 +21,8 @@ struct ArmRecord {
   Arm arm;                 // its declared config
   std::string config_text; // one line, e.g. "h16_t16_w4_s2 target_ctas:512"
   std::string code_hash;   // kernel arms: SHA-256 of the variant's SASS; commands: of the command line
-  bool valid = true;       // false: failed the reference check at some sweep point, never timed
+  bool valid = true;       // false: failed the reference check at some sweep point; not timed
+                           // from then on (samples of earlier points stay, unanalysed)
   std::string invalid_reason;
 };
 

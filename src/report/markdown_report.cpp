@@ -224,10 +224,29 @@ std::string where_text(const std::vector<Finding>& findings, std::size_t point_c
                                         : "at " + point_list(concurrencies_of(findings));
 }
 
+// What an INVALID arm's record holds: an arm can pass the reference check at the first points
+// and fail at a later one; its samples from before stay in results.json but out of the analysis.
+std::string invalid_text(const ab::RunRecord& record, const ab::ArmRecord& arm) {
+  std::vector<int> timed_points;
+  for (const ab::Sample& sample : record.samples) {
+    if (&record.arms[sample.arm] == &arm &&
+        std::find(timed_points.begin(), timed_points.end(), sample.point) == timed_points.end()) {
+      timed_points.push_back(sample.point);
+    }
+  }
+  if (timed_points.empty()) {
+    return fmt::format("INVALID ({}): never timed", or_unknown(arm.invalid_reason));
+  }
+  return fmt::format(
+      "INVALID ({}): timed at {} earlier point{} before that, samples kept in results.json "
+      "but left out of the analysis",
+      or_unknown(arm.invalid_reason), timed_points.size(), timed_points.size() == 1 ? "" : "s");
+}
+
 std::string variant_sentence(const ab::RunRecord& record, const ab::ArmRecord& arm) {
   const std::string prefix = arm.name + ": ";
   if (!arm.valid) {
-    return prefix + fmt::format("INVALID, not timed ({}).", or_unknown(arm.invalid_reason));
+    return prefix + invalid_text(record, arm) + ".";
   }
   const ab::VariantResult* result = variant_result(record, arm.name);
   if (!result) return prefix + "no analysis.";
@@ -337,7 +356,8 @@ void what_was_tested(std::ostream& out, const ab::RunRecord& record) {
               {{"arm"}, {"role"}, {"config"}, {"code hash"}, {"prediction"}, {"status"}},
               std::move(rows));
   out << "Code hashes are shortened; results.json and fingerprint.json hold them whole. An "
-         "INVALID arm failed the reference check and was never timed.\n\n";
+         "INVALID arm failed the reference check at some point and was not timed from then "
+         "on.\n\n";
 }
 
 void why(std::ostream& out, const ab::RunRecord& record) {
@@ -516,7 +536,7 @@ void per_variant(std::ostream& out, const ab::RunRecord& record) {
     out << fmt::format("Config `{}`, code hash {}; predicted change: {}.\n\n", arm.config_text,
                        short_hash(arm.code_hash), prediction_text(arm.arm));
     if (!arm.valid) {
-      out << fmt::format("INVALID: {}. It was not timed.\n\n", or_unknown(arm.invalid_reason));
+      out << invalid_text(record, arm) << ".\n\n";
       continue;
     }
     if (!result) {

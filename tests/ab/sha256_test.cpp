@@ -1,4 +1,4 @@
-// SHA-256 against the FIPS 180-4 examples, and across the padding's one-or-two-block edge.
+// The OpenSSL-backed SHA-256 against the FIPS 180-4 examples (one and two blocks, and 1 MB).
 #include "ab/sha256.h"
 
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@ TEST(Sha256, MatchesTheStandardsExamples) {
   EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   EXPECT_EQ(sha256_hex("abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  // 56 bytes: the length no longer fits the first block, so padding takes a second one.
+  // 56 bytes: the length no longer fits the first block; padding takes a second one.
   EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
   EXPECT_EQ(sha256_hex(std::string(1000000, 'a')),

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -127,7 +128,7 @@ TEST(MarkdownReport, PerVariantTablesGiveChangeIntervalBandVerdictAndPrediction)
   EXPECT_NE(text.find("| FASTER "), std::string::npos);
   EXPECT_NE(text.find("| WITHIN_NOISE "), std::string::npos);
   EXPECT_NE(text.find("Predicted +20%; measured "), std::string::npos);
-  EXPECT_NE(text.find("INVALID: out[0][3][17] = nan, reference 0.25. It was not timed."),
+  EXPECT_NE(text.find("INVALID (out[0][3][17] = nan, reference 0.25): never timed."),
             std::string::npos);
   // AMBIGUOUS points say how many rounds would settle them.
   for (const auto& point : variant_result(record, "4 stages")->points) {
@@ -140,6 +141,26 @@ TEST(MarkdownReport, PerVariantTablesGiveChangeIntervalBandVerdictAndPrediction)
   }
 }
 
+
+// An arm that passed the reference check at the first point and failed at a later one was
+// timed before: the report says so instead of "never timed".
+TEST(MarkdownReport, AnArmInvalidatedLaterSaysWhereItWasTimed) {
+  ab::RunRecord record = analysed();
+  const auto broken = std::find_if(record.arms.begin(), record.arms.end(),
+                                   [](const ab::ArmRecord& arm) { return arm.name == "broken"; });
+  ASSERT_NE(broken, record.arms.end());
+  ab::Sample early;
+  early.point = 0;
+  early.arm = static_cast<int>(broken - record.arms.begin());
+  early.value = 1000.0;
+  early.time_us = 8000.0;
+  record.samples.push_back(early);
+  const std::string text = markdown_of(record);
+  EXPECT_NE(text.find("INVALID (out[0][3][17] = nan, reference 0.25): timed at 1 earlier point "
+                      "before that, samples kept in results.json but left out of the analysis."),
+            std::string::npos);
+  EXPECT_EQ(text.find("never timed"), std::string::npos);
+}
 TEST(MarkdownReport, MonotonicityFlagsTheDipWithTheSplitChange) {
   const std::string text = markdown_of(analysed());
   EXPECT_NE(text.find("- **baseline**: C16 → C64: throughput falls by 14."), std::string::npos);
@@ -171,7 +192,7 @@ TEST(MarkdownReport, ConclusionNamesEveryVerdictWithItsNumbers) {
   EXPECT_NE(conclusion.find("; no prediction."), std::string::npos);
   EXPECT_NE(conclusion.find("4 stages: INCONCLUSIVE"), std::string::npos);
   EXPECT_NE(conclusion.find("ambiguous at"), std::string::npos);
-  EXPECT_NE(conclusion.find("broken: INVALID, not timed (out[0][3][17] = nan, reference 0.25)."),
+  EXPECT_NE(conclusion.find("broken: INVALID (out[0][3][17] = nan, reference 0.25): never timed."),
             std::string::npos);
   // One paragraph.
   EXPECT_EQ(conclusion.find('\n'), std::string::npos);
@@ -213,7 +234,7 @@ TEST(MarkdownReport, WithoutAnalysisSaysSoEverywhere) {
   EXPECT_NE(text.find("no conclusion, as the run measured too little for an analysis."),
             std::string::npos);
   // Still there: the INVALID arm and the reproduction.
-  EXPECT_NE(text.find("broken: INVALID, not timed"), std::string::npos);
+  EXPECT_NE(text.find("broken: INVALID ("), std::string::npos);
   EXPECT_NE(text.find("## How to reproduce"), std::string::npos);
 }
 
