@@ -114,7 +114,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // [warpgroup][head row]: each group's half-step maxima, later its final row sums.
   float* row_stats = reinterpret_cast<float*>(smem_base + plan.q_bytes + plan.kv_bytes +
                                               plan.prob_bytes);
-  // tile_landed[stage]: the copy warp's 32 lanes arrive when their copies land;
+  // tile_landed[stage]: the 128 copy threads arrive when their copies land;
   // stage_free[stage]: the 8 MMA warps arrive when done reading the stage.
   const std::uint32_t tile_landed =
       q_tile + plan.q_bytes + plan.kv_bytes + plan.prob_bytes + plan.row_stat_bytes;

@@ -46,7 +46,7 @@ __device__ __forceinline__ void fence_async_proxy() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
-// Shared-memory barriers between the copy warp and the MMA warps (mbarrier: phase-tracked,
+// Shared-memory barriers between the copy warps and the MMA warps (mbarrier: phase-tracked,
 // waited on by parity), and a named barrier for the MMA warps alone.
 __device__ __forceinline__ void mbarrier_init(std::uint32_t barrier, int arrivals) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(barrier), "r"(arrivals)
