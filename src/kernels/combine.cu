@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include "core/layout.h"
+#include "kernels/device.h"
 #include "kernels/launch.h"
 #include "kernels/portable/primitives.cuh"
 #include "kernels/portable/traits.h"
@@ -121,33 +122,12 @@ __global__ void __launch_bounds__(kCombineThreads)
   }
 }
 
-struct DeviceTraits {
-  bool dependent_launch;  // programmatic dependent launch: sm_90 and newer
-  int sm_count;
-};
-
-// Asked once per process (one device).
-const DeviceTraits& device_traits() {
-  static const DeviceTraits traits = [] {
-    DeviceTraits found{.dependent_launch = false, .sm_count = 1};
-    int device = 0;
-    int major = 0;
-    if (cudaGetDevice(&device) != cudaSuccess) return found;
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess) {
-      found.dependent_launch = major >= 9;
-    }
-    cudaDeviceGetAttribute(&found.sm_count, cudaDevAttrMultiProcessorCount, device);
-    return found;
-  }();
-  return traits;
-}
-
 }  // namespace
 
 cudaError_t launch_combine(const DecodeParams& params, int num_splits, const float* partial_out,
                            const float* partial_lse, cudaStream_t stream) {
   if (params.d_v != kDv || num_splits < 1 || num_splits > kMaxSplits) return cudaErrorInvalidValue;
-  const DeviceTraits& device = device_traits();
+  const CurrentDevice& device = current_device();
   // A CTA per row once the rows alone fill the GPU twice over; otherwise four per row.
   const long long rows = static_cast<long long>(params.batch) * params.num_heads;
   const bool per_row = rows >= 2LL * device.sm_count;
@@ -159,7 +139,7 @@ cudaError_t launch_combine(const DecodeParams& params, int num_splits, const flo
   config.blockDim = dim3(kCombineThreads);
   config.stream = stream;
   config.attrs = &dependent_launch;
-  config.numAttrs = device.dependent_launch ? 1 : 0;
+  config.numAttrs = device.compute_capability >= 90 ? 1 : 0;  // dependent launch: sm_90+
   return per_row ? cudaLaunchKernelEx(&config, combine_kernel<1>, params, num_splits,
                                       partial_out, partial_lse)
                  : cudaLaunchKernelEx(&config, combine_kernel<4>, params, num_splits,

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "kernels/launch.h"
+#include "kernels/wgmma/traits.h"
 
 namespace mlalab::tune {
 namespace {
@@ -109,7 +110,9 @@ ResourceUsage planned_usage(const VariantShape& shape, int d_qk) {
   ResourceUsage usage;
   usage.smem_bytes = kernels::decode_smem_bytes(shape, d_qk);
   usage.threads = kernels::threads_of(shape);
-  if (shape.family == KernelFamily::kWgmma) usage.required_compute_capability = 90;
+  if (shape.family == KernelFamily::kWgmma) {
+    usage.required_compute_capability = kernels::wgmma::kComputeCapability;
+  }
   return usage;
 }
 

@@ -12,6 +12,8 @@
 
 namespace mlalab::kernels::wgmma {
 
+// sm_90a code runs on compute capability 9.0 only (not on later architectures).
+constexpr int kComputeCapability = 90;
 constexpr int kBlockH = 64;          // the M of wgmma.m64nNk16
 constexpr int kWarpGroups = 2;
 constexpr int kWarps = 4 * kWarpGroups;      // the MMA warps; the variant name counts these

@@ -1,0 +1,31 @@
+#include "kernels/device.h"
+
+#include <cuda_runtime_api.h>
+
+namespace mlalab::kernels {
+
+const CurrentDevice& current_device() {
+  static const CurrentDevice device = [] {
+    CurrentDevice found;
+    int ordinal = 0;
+    int major = 0;
+    int minor = 0;
+    int sm_count = 0;
+    if (cudaGetDevice(&ordinal) != cudaSuccess) return found;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal) ==
+            cudaSuccess &&
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, ordinal) ==
+            cudaSuccess) {
+      found.compute_capability = 10 * major + minor;
+    }
+    if (cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, ordinal) ==
+            cudaSuccess &&
+        sm_count > 0) {
+      found.sm_count = sm_count;
+    }
+    return found;
+  }();
+  return device;
+}
+
+}  // namespace mlalab::kernels

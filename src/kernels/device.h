@@ -1,0 +1,13 @@
+#pragma once
+// The current CUDA device as the kernels' host code needs it (which architecture's code may
+// run, how many SMs the combine fills), asked once per process: the tool drives one device.
+namespace mlalab::kernels {
+
+struct CurrentDevice {
+  int compute_capability = 0;  // 10 · major + minor, e.g. 90; 0 when no device answers
+  int sm_count = 1;
+};
+
+const CurrentDevice& current_device();
+
+}  // namespace mlalab::kernels
