@@ -123,54 +123,67 @@ class KvRowLookahead {
   int next_page_[kRows];
 };
 
-// Where one head row of a CTA's result goes: the split's fp32 partial (out normalised by the
-// split's own sum, lse of the split), or the final bf16 out and lse, where the sink joins the
-// denominator (the combine adds it for split launches). row_max and row_sum are base 2.
+// Where one head row of a CTA's result goes: its split's fp32 partial out and lse when the
+// launch is split, else the final bf16 out and lse.
+struct ResultSlot {
+  long long row_index;     // batch · num_heads + head
+  long long split_offset;  // split · batch · num_heads, or −1 when the result is final
+  bf16* out_row;           // the final out's row (unused for a split partial)
+
+  __device__ ResultSlot(const DecodeArgs& args, const CtaWork& work, int head)
+      : row_index(static_cast<long long>(work.batch) * args.params.num_heads + head),
+        split_offset(work.split_output() ? static_cast<long long>(work.split) *
+                                               args.params.batch * args.params.num_heads
+                                         : -1),
+        out_row(args.params.out + work.batch * args.params.out_batch_stride +
+                head * args.params.out_head_stride) {}
+
+  __device__ bool partial() const { return split_offset >= 0; }
+
+  __device__ void store_lse(const DecodeArgs& args, float lse) const {
+    if (partial()) {
+      args.partial_lse[split_offset + row_index] = lse;
+    } else {
+      args.params.lse[row_index] = lse;
+    }
+  }
+};
+
+// One head row's result: out normalised by the row's sum (a split partial by the split's own
+// sum), and lse; the sink joins the denominator of a final result only (the combine adds it
+// for split launches). row_max and row_sum are base 2.
 class ResultRow {
  public:
   __device__ ResultRow(const DecodeArgs& args, const CtaWork& work, int head, float row_max,
                        float row_sum)
-      : args_(args),
-        row_index_(static_cast<long long>(work.batch) * args.params.num_heads + head),
-        split_offset_(work.split_output() ? static_cast<long long>(work.split) *
-                                                args.params.batch * args.params.num_heads
-                                          : -1),
-        lse_((row_max + log2f(row_sum)) * kLn2) {
+      : args_(args), slot_(args, work, head), lse_((row_max + log2f(row_sum)) * kLn2) {
     const DecodeParams& p = args.params;
     float denominator = row_sum;
-    if (split_offset_ < 0 && p.sink_logits != nullptr) {
+    if (!slot_.partial() && p.sink_logits != nullptr) {
       denominator += exp2f(p.sink_logits[head] * kLog2e - row_max);
     }
     inverse_ = 1.0f / denominator;
-    out_row_ = p.out + work.batch * p.out_batch_stride + head * p.out_head_stride;
   }
 
   // Columns `column` and `column + 1` of O, not yet normalised.
   __device__ void store(int column, float o0, float o1) const {
-    if (split_offset_ >= 0) {
-      float* partial = args_.partial_out + (split_offset_ + row_index_) * args_.params.d_v;
+    if (slot_.partial()) {
+      float* partial =
+          args_.partial_out + (slot_.split_offset + slot_.row_index) * args_.params.d_v;
       *reinterpret_cast<float2*>(partial + column) = make_float2(o0 * inverse_, o1 * inverse_);
     } else {
-      *reinterpret_cast<std::uint32_t*>(out_row_ + column) =
+      *reinterpret_cast<std::uint32_t*>(slot_.out_row + column) =
           portable::pack_bf16x2(o0 * inverse_, o1 * inverse_);
     }
   }
 
-  __device__ void store_lse() const {
-    if (split_offset_ >= 0) {
-      args_.partial_lse[split_offset_ + row_index_] = lse_;
-    } else {
-      args_.params.lse[row_index_] = lse_;
-    }
-  }
+  __device__ void store_lse() const { slot_.store_lse(args_, lse_); }
 
  private:
   const DecodeArgs& args_;
-  long long row_index_;     // batch · num_heads + head
-  long long split_offset_;  // split · batch · num_heads, or −1 when the result is final
-  float lse_;               // natural log
+  ResultSlot slot_;
+  float lse_;  // natural log
   float inverse_;
-  bf16* out_row_;
 };
 
 // The result of a CTA without tokens (its split is past the sequence's end, or the sequence
@@ -181,22 +194,15 @@ __device__ void write_empty_result(const DecodeArgs& args, const CtaWork& work) 
   const DecodeParams& p = args.params;
   for (int row = threadIdx.x; row < kBlockH; row += kThreads) {
     const int head = work.head0 + row;
-    if (head >= p.num_heads) continue;
-    const long long row_index = static_cast<long long>(work.batch) * p.num_heads + head;
-    if (work.split_output()) {
-      args.partial_lse[static_cast<long long>(work.split) * p.batch * p.num_heads + row_index] =
-          -INFINITY;
-    } else {
-      p.lse[row_index] = -INFINITY;
-    }
+    if (head < p.num_heads) ResultSlot(args, work, head).store_lse(args, -INFINITY);
   }
   if (!work.split_output()) {
     const int vectors_per_row = p.d_v / 8;
     for (int i = threadIdx.x; i < kBlockH * vectors_per_row; i += kThreads) {
       const int head = work.head0 + i / vectors_per_row;
       if (head >= p.num_heads) continue;
-      bf16* out_row = p.out + work.batch * p.out_batch_stride + head * p.out_head_stride;
-      reinterpret_cast<uint4*>(out_row)[i % vectors_per_row] = make_uint4(0, 0, 0, 0);
+      reinterpret_cast<uint4*>(ResultSlot(args, work, head).out_row)[i % vectors_per_row] =
+          make_uint4(0, 0, 0, 0);
     }
   }
 }
