@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <stdexcept>
@@ -118,18 +119,31 @@ std::string quantity_text(double value) {
   return fmt::format("{:.4g}", value);
 }
 
-std::string si_text(double value) {
+int decimals_for(double resolution) {
+  // The slack keeps 0.1 (stored a little above a tenth) at one decimal.
+  return std::max(0, static_cast<int>(std::ceil(-std::log10(resolution) - 1e-9)));
+}
+
+std::string si_text(double value, double resolution) {
   struct Prefix {
     double scale;
     const char* suffix;
   };
   constexpr Prefix kPrefixes[] = {{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
-  for (const Prefix& prefix : kPrefixes) {
-    if (std::abs(value) >= prefix.scale) {
-      return fmt::format("{:g}{}", std::round(value / prefix.scale * 100) / 100, prefix.suffix);
+  Prefix prefix{1, ""};
+  for (const Prefix& larger : kPrefixes) {
+    if (std::abs(value) >= larger.scale) {
+      prefix = larger;
+      break;
     }
   }
-  return fmt::format("{:g}", std::round(value * 1000) / 1000);
+  std::string digits =
+      fmt::format("{:.{}f}", value / prefix.scale, decimals_for(resolution / prefix.scale));
+  if (digits.find('.') != std::string::npos) {
+    digits.erase(digits.find_last_not_of('0') + 1);
+    if (digits.back() == '.') digits.pop_back();
+  }
+  return digits + prefix.suffix;
 }
 
 std::string duration_text(double seconds) {

@@ -26,8 +26,14 @@ std::string quantity_text(double value);
 // 1234567 → "1,234,567".
 std::string group_thousands(long long value);
 
-// A compact axis label: "500", "1.5k", "20k", "1.2M".
-std::string si_text(double value);
+// How many decimals a number needs to show a digit of size `resolution`: 0 for 1 or more,
+// 1 for 0.1 or 0.5, 2 for 0.02.
+int decimals_for(double resolution);
+
+// A compact axis label with an SI prefix, showing digits down to `resolution` (the step between
+// labels) and no trailing zeros: (500, 100) → "500", (1500, 500) → "1.5k", (1005, 5) →
+// "1.005k", (2e6, 1e6) → "2M".
+std::string si_text(double value, double resolution);
 
 // Seconds as "0.8 s", "12.3 s", "4 min 05 s", "1 h 02 min".
 std::string duration_text(double seconds);

@@ -15,8 +15,10 @@
 #include "ab/stats.h"
 #include "ab/verdict.h"
 #include "core/layout.h"
+#include "report/change_svg.h"
 #include "report/format.h"
 #include "report/record_view.h"
+#include "report/throughput_svg.h"
 
 namespace mlalab::report {
 namespace {
@@ -584,6 +586,25 @@ void per_variant(std::ostream& out, const ab::RunRecord& record) {
   if (!any) out << "No variants.\n\n";
 }
 
+// The two pictures, each with a line on how to read it; their names come from their writers.
+void pictures(std::ostream& out, const ab::RunRecord& record) {
+  out << "## Pictures\n\n";
+  const double confidence = confidence_pct(record);
+  out << fmt::format(
+      "![metric against concurrency]({})\n\n{} against concurrency, one line per arm; shaded: "
+      "the A/A noise band around the baseline and each variant's {:g}% interval.\n\n",
+      ThroughputSvg().file_name(),
+      metric_direction(record) == ab::Direction::kHigherIsBetter ? "Throughput"
+                                                                 : "The metric (lower is better)",
+      confidence);
+  out << fmt::format(
+      "![change against the baseline]({})\n\nEach variant's change against the baseline in % "
+      "(+ = faster) with its {:g}% interval: a point whose interval clears the grey ±threshold "
+      "band (and passes the corrected test) is FASTER (▲) or SLOWER (▼), one inside it "
+      "WITHIN_NOISE (●), else AMBIGUOUS (◇); the dashed line is the prediction.\n\n",
+      ChangeSvg().file_name(), confidence);
+}
+
 void monotonicity(std::ostream& out, const ab::RunRecord& record) {
   out << "## Monotonicity\n\n";
   if (!record.analysis) {
@@ -683,6 +704,7 @@ void MarkdownReport::write(const ab::RunRecord& record, std::ostream& out) const
   how(out, record);
   baseline(out, record);
   per_variant(out, record);
+  pictures(out, record);
   monotonicity(out, record);
   out << "## Conclusion\n\n" << conclusion_paragraph(record) << "\n\n";
   how_to_reproduce(out, record);

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "report/change_svg.h"
 #include "report/fingerprint.h"
 #include "report/markdown_report.h"
 #include "report/results_json.h"
@@ -19,6 +20,7 @@ std::vector<std::unique_ptr<ReportWriter>> all_writers() {
   writers.push_back(std::make_unique<MarkdownReport>());
   writers.push_back(std::make_unique<ResultsJson>());
   writers.push_back(std::make_unique<ThroughputSvg>());
+  writers.push_back(std::make_unique<ChangeSvg>());
   writers.push_back(std::make_unique<FingerprintJson>());
   return writers;
 }

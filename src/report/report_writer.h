@@ -1,10 +1,12 @@
 #pragma once
-// The A/B lab's report: four files written from one ab::RunRecord (the lab's result model, and
+// The A/B lab's report: five files written from one ab::RunRecord (the lab's result model, and
 // nothing below it) by printers that share one interface, so the runner only calls
 // write_report and a new format is one more ReportWriter.
 //   report.md         what was tested, why, how, the verdicts and how to reproduce them
 //   results.json      the whole record, every raw sample included (results_json.h)
 //   throughput.svg    throughput against concurrency per arm, with the intervals
+//   change.svg        each variant's change against the baseline in %, with intervals,
+//                     thresholds, predictions and verdicts (change_svg.h)
 //   fingerprint.json  what must match for a rerun to measure the same thing (fingerprint.h)
 #include <filesystem>
 #include <iosfwd>
@@ -23,7 +25,7 @@ class ReportWriter {
   virtual void write(const ab::RunRecord& record, std::ostream& out) const = 0;
 };
 
-// The four writers, in the order write_report runs them.
+// The five writers, in the order write_report runs them.
 std::vector<std::unique_ptr<ReportWriter>> all_writers();
 
 // Writes the writer's file into `dir` through a temporary file in the same folder that is then

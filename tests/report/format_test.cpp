@@ -28,9 +28,18 @@ TEST(Format, Quantities) {
   EXPECT_EQ(group_thousands(-1000), "−1,000");
   EXPECT_EQ(quantity_text(12345.6), "12,346");
   EXPECT_EQ(quantity_text(123.44), "123.4");
-  EXPECT_EQ(si_text(1500), "1.5k");
-  EXPECT_EQ(si_text(2e6), "2M");
-  EXPECT_EQ(si_text(500), "500");
+  EXPECT_EQ(si_text(1500, 500), "1.5k");
+  EXPECT_EQ(si_text(2e6, 1e6), "2M");
+  EXPECT_EQ(si_text(500, 100), "500");
+  // A step of 5 at 1,000 needs three decimals of "k"; 1,000 itself drops its zeros.
+  EXPECT_EQ(si_text(1005, 5), "1.005k");
+  EXPECT_EQ(si_text(1000, 5), "1k");
+  EXPECT_EQ(si_text(0.0002, 0.0001), "0.0002");
+  EXPECT_EQ(decimals_for(1), 0);
+  EXPECT_EQ(decimals_for(50), 0);
+  EXPECT_EQ(decimals_for(0.1), 1);
+  EXPECT_EQ(decimals_for(0.5), 1);
+  EXPECT_EQ(decimals_for(0.02), 2);
   EXPECT_EQ(duration_text(12.34), "12.3 s");
   EXPECT_EQ(duration_text(245), "4 min 05 s");
   EXPECT_EQ(duration_text(3720), "1 h 02 min");

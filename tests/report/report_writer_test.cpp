@@ -33,22 +33,42 @@ std::string read(const fs::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-TEST(WriteReport, WritesTheFourFilesAndNoTemporaries) {
+TEST(WriteReport, WritesTheFiveFilesAndNoTemporaries) {
   const fs::path dir = fresh_dir("mlalab_report_writer_test") / "nested";
   ab::RunRecord record = testing::synthetic_record();
   record.partial = true;
   record.partial_reason = "interrupted";
   write_report(record, dir);
   EXPECT_EQ(files_in(dir), (std::set<std::string>{"report.md", "results.json", "throughput.svg",
-                                                  "fingerprint.json"}));
+                                                  "change.svg", "fingerprint.json"}));
   EXPECT_NE(read(dir / "report.md").find("PARTIAL RESULTS: interrupted"), std::string::npos);
 
   // Written again during the run, then at its end: each write replaces the files whole.
   record.partial = false;
   write_report(record, dir);
   EXPECT_EQ(read(dir / "report.md").find("PARTIAL"), std::string::npos);
-  EXPECT_EQ(files_in(dir).size(), 4u);
+  EXPECT_EQ(files_in(dir).size(), 5u);
   fs::remove_all(dir.parent_path());
+}
+
+// report.md shows every picture the report writes, each with a line of caption below it.
+TEST(WriteReport, ReportMdShowsEveryPicture) {
+  const fs::path dir = fresh_dir("mlalab_report_writer_picture_test");
+  write_report(testing::synthetic_record(), dir);
+  const std::string report = read(dir / "report.md");
+  int pictures = 0;
+  for (const auto& writer : all_writers()) {
+    const std::string name = writer->file_name();
+    if (!name.ends_with(".svg")) continue;
+    ++pictures;
+    const std::size_t link = report.find("](" + name + ")\n\n");
+    ASSERT_NE(link, std::string::npos) << name;
+    const std::size_t caption = report.find("\n\n", link) + 2;
+    EXPECT_GT(report.find('\n', caption), caption) << name;  // a non-empty line
+    EXPECT_NE(report.compare(caption, 2, "!["), 0) << name;  // and not the next picture
+  }
+  EXPECT_EQ(pictures, 2);
+  fs::remove_all(dir);
 }
 
 class FailingWriter final : public ReportWriter {

@@ -2,54 +2,26 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <regex>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "report/record_view.h"
 #include "report/report_writer.h"
+#include "report/svg_parsing.h"
 #include "report/synthetic_record.h"
 
 namespace mlalab::report {
 namespace {
 
+using testing::count;
+using testing::tag_balance_problem;
+
 std::string svg_of(const ab::RunRecord& record) {
-  std::ostringstream out;
-  ThroughputSvg().write(record, out);
-  return out.str();
-}
-
-// Checks that every tag closes in order; returns the first problem, or "" when well-formed.
-std::string tag_balance_problem(const std::string& svg) {
-  static const std::regex kTag(R"(<(/?)([A-Za-z][A-Za-z0-9:-]*)([^<>]*?)(/?)>)");
-  std::vector<std::string> open;
-  std::size_t tags = 0;
-  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), kTag); it != std::sregex_iterator();
-       ++it) {
-    const std::smatch& tag = *it;
-    ++tags;
-    if (tag[4].length() > 0) continue;  // <empty/>
-    if (tag[1].length() == 0) {
-      open.push_back(tag[2]);
-    } else if (open.empty() || open.back() != tag[2]) {
-      return "unexpected </" + tag[2].str() + ">";
-    } else {
-      open.pop_back();
-    }
-  }
-  if (!open.empty()) return "unclosed <" + open.back() + ">";
-  if (tags == 0) return "no tags";
-  return "";
-}
-
-int count(const std::string& text, const std::string& what) {
-  int found = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
-    ++found;
-  }
-  return found;
+  return testing::written_by(ThroughputSvg(), record);
 }
 
 TEST(ThroughputSvg, IsWellFormedWithOneLinePerMeasuredArm) {
@@ -106,6 +78,56 @@ TEST(ThroughputSvg, OnePointAndLinearScales) {
   EXPECT_EQ(single.find("nan"), std::string::npos);
   EXPECT_EQ(single.find("inf"), std::string::npos);
   EXPECT_EQ(count(single, "<rect class=\"band\""), 5);  // a lone point's band is a bar
+}
+
+// The medians the plot draws: every arm's at every point, over its non-throttled samples.
+std::vector<double> plotted_medians(const ab::RunRecord& record) {
+  std::vector<double> medians;
+  for (std::size_t p = 0; p < record.points.size(); ++p) {
+    for (std::size_t a = 0; a < record.arms.size(); ++a) {
+      const double median = arm_median(record, static_cast<int>(p), static_cast<int>(a));
+      if (std::isfinite(median)) medians.push_back(median);
+    }
+  }
+  return medians;
+}
+
+// A baseline from 3,000 to 13,500 (variants reach about 2,600 and 14,600): a log axis spanning
+// less than a decade, where 1-2-5 ticks inside the data's range are only 5k and 10k. The labels
+// must reach out to 2k and 20k, the nearest 1-2-5 values beyond the data.
+TEST(ThroughputSvg, LogAxisHasMoreThanTwoNiceLabelsCoveringTheData) {
+  const ab::RunRecord record = testing::synthetic_record({3000, 6000, 10000, 13500});
+  const std::string svg = svg_of(record);
+  ASSERT_NE(svg.find("sequences/s, log scale"), std::string::npos);
+  const std::vector<testing::AxisTick> ticks = testing::value_ticks(svg, testing::parse_si);
+  ASSERT_GT(ticks.size(), 2u);
+  std::vector<double> values;
+  for (const testing::AxisTick& tick : ticks) values.push_back(tick.value);
+  EXPECT_EQ(values, (std::vector<double>{2000, 5000, 10000, 20000}));
+  const std::vector<double> medians = plotted_medians(record);
+  EXPECT_LE(values.front(), *std::min_element(medians.begin(), medians.end()));
+  EXPECT_GE(values.back(), *std::max_element(medians.begin(), medians.end()));
+  // Up the page: a larger value is higher, at a smaller y.
+  for (std::size_t i = 1; i < ticks.size(); ++i) EXPECT_LT(ticks[i].pixel, ticks[i - 1].pixel);
+}
+
+// A linear axis (1,000 to 1,300, less than 4×): equal steps of 1, 2 or 5 × 10^k, 4 to 7 labels,
+// from at most the lowest median to at least the highest.
+TEST(ThroughputSvg, LinearAxisHasNiceEvenlySpacedLabelsCoveringTheData) {
+  const ab::RunRecord record = testing::synthetic_record({1000, 1100, 1200, 1300});
+  const std::string svg = svg_of(record);
+  const std::vector<testing::AxisTick> ticks = testing::value_ticks(svg, testing::parse_si);
+  ASSERT_GE(ticks.size(), 4u);
+  EXPECT_LE(ticks.size(), 7u);
+  const double step = ticks[1].value - ticks[0].value;
+  EXPECT_TRUE(testing::is_nice_step(step)) << step;
+  for (std::size_t i = 1; i < ticks.size(); ++i) {
+    EXPECT_NEAR(ticks[i].value - ticks[i - 1].value, step, step * 1e-9);
+    EXPECT_NEAR(std::fmod(ticks[i].value, step), 0, step * 1e-9);
+  }
+  const std::vector<double> medians = plotted_medians(record);
+  EXPECT_LE(ticks.front().value, *std::min_element(medians.begin(), medians.end()));
+  EXPECT_GE(ticks.back().value, *std::max_element(medians.begin(), medians.end()));
 }
 
 // Writes the sample report to $MLALAB_REPORT_SAMPLE_DIR when it is set, to look at by eye.
