@@ -1,6 +1,7 @@
 #include "bench/device_info.h"
 
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -82,15 +83,30 @@ int read_sm_clock_mhz() {
   return mhz;
 }
 
+std::string no_device_reason(cudaError_t status, bool driver_installed) {
+  if (!driver_installed || status == cudaErrorNoDevice) return "no NVIDIA driver/GPU found";
+  if (status == cudaErrorInsufficientDriver) {
+    return fmt::format("the NVIDIA driver is too old for CUDA {} ({})",
+                       cuda_version_string(CUDART_VERSION), cudaGetErrorString(status));
+  }
+  return fmt::format("the NVIDIA driver is installed, but CUDA cannot use a GPU ({})",
+                     cudaGetErrorString(status));
+}
+
+bool nvidia_driver_installed() {
+  void* library = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (library == nullptr) return false;
+  dlclose(library);
+  return true;
+}
+
 std::optional<DeviceInfo> query_device(std::string* why_not) {
   int count = 0;
-  if (const auto status = cudaGetDeviceCount(&count); status != cudaSuccess) {
-    if (why_not) *why_not = cudaGetErrorString(status);
-    cudaGetLastError();  // clear, so later CUDA calls do not report it again
-    return std::nullopt;
-  }
-  if (count == 0) {
-    if (why_not) *why_not = "the driver reports 0 devices";
+  cudaError_t status = cudaGetDeviceCount(&count);
+  cudaGetLastError();  // clear, so later CUDA calls do not report it again
+  if (status == cudaSuccess && count == 0) status = cudaErrorNoDevice;
+  if (status != cudaSuccess) {
+    if (why_not) *why_not = no_device_reason(status, nvidia_driver_installed());
     return std::nullopt;
   }
   try {

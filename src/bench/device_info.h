@@ -2,6 +2,8 @@
 // What a benchmark result needs to say about the machine it ran on: the GPU, its limits and
 // clocks, the driver and runtime versions, and the commit of the code. Result files carry
 // this so that numbers from different machines or builds are never compared blindly.
+#include <cuda_runtime_api.h>
+
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -28,8 +30,19 @@ struct DeviceInfo {
 };
 
 // The current CUDA device, or nullopt when no device is usable (no driver, no device, or a
-// driver too old for this runtime); the reason then goes to *why_not when given.
+// driver too old for this runtime); the reason then goes to *why_not when given, as
+// no_device_reason words it.
 std::optional<DeviceInfo> query_device(std::string* why_not = nullptr);
+
+// Why no device is usable, from the failed status of cudaGetDeviceCount (cudaErrorNoDevice for
+// a count of 0) and whether the NVIDIA driver is installed: "no NVIDIA driver/GPU found" when
+// it is not, or when it finds no GPU; otherwise what failed, with CUDA's error text. The runtime
+// alone cannot tell: it says "driver version is insufficient" for a missing driver too.
+std::string no_device_reason(cudaError_t status, bool driver_installed);
+
+// Whether the NVIDIA driver's user-space library (libcuda.so.1), which the CUDA runtime needs,
+// can be loaded.
+bool nvidia_driver_installed();
 
 // The current SM clock of the current CUDA device in MHz, read through nvidia-smi (selected
 // by PCI bus id, so CUDA_VISIBLE_DEVICES cannot mix up devices). -1 when it cannot be read.

@@ -11,17 +11,12 @@
 #include "ab/runner.h"
 #include "bench/bench_runner.h"
 #include "bench/device_info.h"
+#include "bench/require_gpu.h"
 #include "core/layout.h"
 #include "kernels/registry.h"
 
 namespace mlalab::ab {
 namespace {
-
-#define MLALAB_REQUIRE_GPU()                                                            \
-  do {                                                                                  \
-    std::string why_not;                                                                \
-    if (!bench::query_device(&why_not)) GTEST_SKIP() << "no CUDA device: " << why_not; \
-  } while (0)
 
 constexpr int kBatch = 8;
 constexpr int kContext = 1024;

@@ -8,6 +8,7 @@
 #include "bench/bench_runner.h"
 #include "bench/cuda_raii.h"
 #include "bench/device_info.h"
+#include "bench/require_gpu.h"
 #include "kernels/registry.h"
 
 namespace mlalab::bench {
@@ -15,12 +16,6 @@ namespace {
 
 // Far above any HBM today (H200: 4.8 TB/s): a larger figure means the timing is broken.
 constexpr double kImplausibleGbps = 20000.0;
-
-#define MLALAB_REQUIRE_GPU()                                           \
-  do {                                                                 \
-    std::string why_not;                                               \
-    if (!query_device(&why_not)) GTEST_SKIP() << "no CUDA device: " << why_not; \
-  } while (0)
 
 TEST(DeviceInfo, DescribesTheDevice) {
   MLALAB_REQUIRE_GPU();

@@ -24,6 +24,7 @@
 #include "bench/check.h"
 #include "bench/cuda_raii.h"
 #include "bench/problem.h"
+#include "bench/require_gpu.h"
 #include "core/validate.h"
 #include "kernels/reference/reference.h"
 #include "kernels/registry.h"
@@ -40,15 +41,6 @@ using bench::ProblemSpec;
 // Failures reported in full per variant and layout; the rest are counted in the summary, so a
 // broken kernel does not bury the log under thousands of identical messages.
 constexpr int kMaxReportedFailures = 5;
-
-std::optional<std::string> missing_device_reason() {
-  int count = 0;
-  if (const cudaError_t status = cudaGetDeviceCount(&count); status != cudaSuccess) {
-    return cudaGetErrorString(status);
-  }
-  if (count == 0) return "cudaGetDeviceCount found 0 devices";
-  return std::nullopt;
-}
 
 SplitPolicy fixed(int splits) { return {.kind = SplitPolicy::Kind::kFixed, .value = splits}; }
 SplitPolicy target_ctas(int ctas) {
@@ -340,7 +332,7 @@ bool sweep_variant(const kernels::Variant& variant, const std::vector<PreparedCa
 class DecodeSweep : public ::testing::TestWithParam<Layout> {};
 
 TEST_P(DecodeSweep, EveryFeasibleVariantMatchesTheReference) {
-  if (const auto reason = missing_device_reason()) GTEST_SKIP() << "no CUDA device: " << *reason;
+  MLALAB_REQUIRE_GPU();
   SweepContext context{.layout = GetParam(), .sm_count = sm_count()};
   const std::string layout_name(name_of(context.layout));
 
@@ -377,7 +369,7 @@ INSTANTIATE_TEST_SUITE_P(Layouts, DecodeSweep, ::testing::Values(Layout::kV3, La
                          });
 
 TEST(DecodeValidation, SequenceLongerThanItsPagesIsRejectedBeforeLaunch) {
-  if (const auto reason = missing_device_reason()) GTEST_SKIP() << "no CUDA device: " << *reason;
+  MLALAB_REQUIRE_GPU();
   HostProblem host = bench::make_problem(
       {.batch = 3, .num_heads = 16, .seq_lens = {10, 64, 5}, .page_size = 64});
   DeviceProblem device(host);
