@@ -17,6 +17,7 @@
 #include "ab/experiment.h"
 #include "ab/run_record.h"
 #include "ab/runner.h"
+#include "cli/option_checks.h"
 #include "report/report_writer.h"
 
 namespace mlalab::cli {
@@ -199,19 +200,22 @@ CLI::App* add_ab_command(CLI::App& app, int& exit_code) {
       ->required()
       ->type_name("EXPERIMENT.toml")
       ->check(CLI::ExistingFile);
+  // Checked, given or not, when the command is run (below): CLI11 checks only given values.
   command->add_option("--out", options->out,
-                      fmt::format("Folder for the results; each run writes to "
-                                  "DIR/<name>-<UTC start>/. Default: {}",
-                                  kDefaultOut))
-      ->type_name("DIR");
-  command->add_option("--max-minutes", options->max_minutes,
-                      "Budget of the whole run; when spent the run stops cleanly, marked "
-                      "partial. Default: the file's measure.max_minutes")
-      ->type_name("M")
-      ->check(CLI::PositiveNumber);
-  command->add_option("--seed", options->seed,
-                      "Seed of the arms' order and of the bootstrap. Default: the file's "
-                      "decision.seed")
+                      "Folder for the results, created when missing; each run writes to "
+                      "DIR/<name>-<UTC start>/")
+      ->type_name("DIR")
+      ->default_str(kDefaultOut);
+  add_checked_option(*command, "--max-minutes", options->max_minutes, run_minutes(),
+                     fmt::format("Budget of the whole run, in (0, {:g}]; when spent the run "
+                                 "stops cleanly, marked partial. Default: the file's "
+                                 "measure.max_minutes",
+                                 kMaxRunMinutes))
+      ->type_name("M");
+  add_checked_option(*command, "--seed", options->seed, integer_in(kSeedRange),
+                     fmt::format("Seed of the arms' order and of the bootstrap, in {}. "
+                                 "Default: the file's decision.seed",
+                                 range_text(kSeedRange)))
       ->type_name("S");
   command->add_option("--backend", options->backend,
                       "Where kernel arms run, overriding the file's backend: cuda, or cpu "
@@ -222,7 +226,11 @@ CLI::App* add_ab_command(CLI::App& app, int& exit_code) {
       "timed; a wrong one is INVALID. Each round measures every arm once in a seeded random\n"
       "order; each point stops when its intervals are narrow enough or its budget is spent.\n"
       "Exit status: 0 no variant REJECTED; 1 a variant REJECTED or an arm INVALID; 2 an error.");
-  command->callback([options, &exit_code] { exit_code = run_ab_command(*options); });
+  command->callback([options, &exit_code] {
+    std::string error;
+    if (!output_folder()("--out", options->out, &error)) throw CLI::ValidationError(error);
+    exit_code = run_ab_command(*options);
+  });
   return command;
 }
 

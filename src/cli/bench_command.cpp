@@ -3,13 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
+#include <array>
 #include <cstdint>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +16,7 @@
 #include "bench/bench_runner.h"
 #include "bench/device_info.h"
 #include "bench/printers.h"
+#include "cli/option_checks.h"
 #include "core/kernel_config.h"
 #include "core/layout.h"
 #include "core/validate.h"
@@ -27,18 +27,18 @@ namespace mlalab::cli {
 namespace {
 
 constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;
-constexpr int kExitUsageError = 2;
+constexpr int kExitFailed = 1;  // a row INVALID or failed
+constexpr int kExitError = 2;   // a usage error, or an error that stopped the benchmark
 
 // The study's production analogue: 16 heads per CTA as DeepSeek's TP-8 slice has.
 constexpr const char* kPreferredVariant = "h16_t16_w4_s2";
 // GPU defaults: a single decode step and a full serving batch at a typical context.
-constexpr const char* kGpuDefaultBatches = "1,64";
-constexpr const char* kGpuDefaultContexts = "4096";
+constexpr std::array kGpuDefaultBatches{1, 64};
+constexpr std::array kGpuDefaultContexts{4096};
 // CPU defaults: small enough that the fp64 reference and 20 timed runs finish in seconds
 // on two cores.
-constexpr const char* kCpuDefaultBatches = "1,4";
-constexpr const char* kCpuDefaultContexts = "1024";
+constexpr std::array kCpuDefaultBatches{1, 4};
+constexpr std::array kCpuDefaultContexts{1024};
 constexpr int kDefaultHeads = 16;
 constexpr int kDefaultPageSize = 64;
 constexpr std::uint64_t kDefaultSeed = 1;
@@ -48,8 +48,8 @@ enum class BackendChoice { kAuto, kCuda, kCpu };
 struct BenchOptions {
   std::string layout = "v3";
   int heads = kDefaultHeads;
-  std::string batches;   // empty: the backend's default
-  std::string contexts;  // empty: the backend's default
+  std::vector<int> batches;   // empty: the backend's default
+  std::vector<int> contexts;  // empty: the backend's default
   int page_size = kDefaultPageSize;
   std::string variants;  // empty: default_variant()
   std::string split = "heuristic";
@@ -75,60 +75,6 @@ std::string compiled_names() {
   return names;
 }
 
-std::vector<std::string> split_commas(std::string_view text) {
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  while (true) {
-    const auto comma = text.find(',', start);
-    parts.emplace_back(text.substr(start, comma - start));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return parts;
-}
-
-// "1,8,64" → {1, 8, 64}, each in [low, high]; the error says which element and why.
-std::optional<std::vector<int>> parse_int_list(std::string_view text, int low, int high,
-                                               std::string* error) {
-  std::vector<int> values;
-  for (const auto& part : split_commas(text)) {
-    int value = 0;
-    const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
-    if (part.empty() || ec != std::errc{} || end != part.data() + part.size()) {
-      *error = fmt::format("'{}' is not an integer (expected a comma-separated list such as "
-                           "1,8,64)", part);
-      return std::nullopt;
-    }
-    if (value < low || value > high) {
-      *error = fmt::format("{} is out of range: allowed [{}, {}]", value, low, high);
-      return std::nullopt;
-    }
-    values.push_back(value);
-  }
-  return values;
-}
-
-CLI::Validator int_list_validator(int low, int high) {
-  return CLI::Validator(
-      [low, high](std::string& text) {
-        std::string error;
-        return parse_int_list(text, low, high, &error) ? std::string{} : error;
-      },
-      fmt::format("each in [{}, {}]", low, high), "int_list");
-}
-
-CLI::Validator page_size_validator() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        int value = 0;
-        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-        const bool whole = ec == std::errc{} && end == text.data() + text.size();
-        if (whole && value >= 1 && value <= kMaxPageSize && (value & (value - 1)) == 0) return {};
-        return fmt::format("'{}': allowed a power of two in [1, {}]", text, kMaxPageSize);
-      },
-      fmt::format("power of two in [1, {}]", kMaxPageSize), "page_size");
-}
-
 CLI::Validator variant_validator() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
@@ -152,17 +98,6 @@ CLI::Validator split_validator() {
       "", "split");
 }
 
-CLI::Validator json_path_validator() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        const auto parent = std::filesystem::path(text).parent_path();
-        std::error_code error;
-        if (parent.empty() || std::filesystem::is_directory(parent, error)) return {};
-        return fmt::format("folder '{}' does not exist", parent.string());
-      },
-      "", "json_path");
-}
-
 std::string footer() {
   return fmt::format(R"(Split policies (--split):
   heuristic        the split count minimising waves x (steps per split + {}), where a wave is
@@ -178,6 +113,10 @@ KV cache comes from HBM; the result is the median of --runs samples. GB/s counts
 cache once plus q and out; %read compares it with this GPU's streaming-read bandwidth,
 measured in the same run.
 
+Exit status: 0 every row ok; 1 a row INVALID or failed; 2 a usage error, or an error that
+stopped the benchmark (e.g. no usable GPU for --backend cuda, a --json path that cannot be
+written: both are checked before anything runs).
+
 Examples:
   mlalab bench                                    defaults (CPU backend without a GPU)
   mlalab bench --variant all --batch 1,8,64 --context 1024,8192 --json results.json
@@ -191,25 +130,28 @@ void register_options(CLI::App& command, BenchOptions* raw) {
                      "Cache layout: v3 (d_qk 576 = 512 latent + 64 rope) or v4 (d_qk 512). "
                      "Default: v3")
       ->check(CLI::IsMember({"v3", "v4"}));
-  command.add_option("--heads", raw->heads,
-                     fmt::format("Query heads per sequence (all share one latent KV head). "
-                                 "Default: {}", kDefaultHeads))
-      ->check(CLI::Range(1, kMaxHeads));
-  command.add_option("--batch", raw->batches,
+  add_checked_option(command, "--heads", raw->heads, integer_in({.low = 1, .high = kMaxHeads}),
+                     fmt::format("Query heads per sequence (all share one latent KV head), in "
+                                 "[1, {}]. Default: {}", kMaxHeads, kDefaultHeads))
+      ->type_name("INT");
+  add_checked_option(command, "--batch", raw->batches,
+                     integer_list_in({.low = 1, .high = kMaxBatch}),
                      fmt::format("Batch sizes, comma-separated, each timed separately. "
                                  "Default: {} on a GPU, {} on the CPU",
-                                 kGpuDefaultBatches, kCpuDefaultBatches))
-      ->type_name("LIST")
-      ->check(int_list_validator(1, kMaxBatch));
-  command.add_option("--context", raw->contexts,
+                                 fmt::join(kGpuDefaultBatches, ","),
+                                 fmt::join(kCpuDefaultBatches, ",")))
+      ->type_name("LIST");
+  add_checked_option(command, "--context", raw->contexts,
+                     integer_list_in({.low = 1, .high = bench::kMaxContext}),
                      fmt::format("KV tokens per sequence, comma-separated. Default: {} on a "
-                                 "GPU, {} on the CPU", kGpuDefaultContexts, kCpuDefaultContexts))
-      ->type_name("LIST")
-      ->check(int_list_validator(1, bench::kMaxContext));
-  command.add_option("--page-size", raw->page_size,
+                                 "GPU, {} on the CPU", fmt::join(kGpuDefaultContexts, ","),
+                                 fmt::join(kCpuDefaultContexts, ",")))
+      ->type_name("LIST");
+  add_checked_option(command, "--page-size", raw->page_size,
+                     power_of_two_in({.low = 1, .high = kMaxPageSize}),
                      fmt::format("Tokens per page of the paged KV cache (pages are scattered "
                                  "at random). Default: {}", kDefaultPageSize))
-      ->check(page_size_validator());
+      ->type_name("INT");
   raw->variant_option =
       command.add_option("--variant", raw->variants,
                          fmt::format("Kernel variants to time, comma-separated, or 'all' (every "
@@ -224,42 +166,48 @@ void register_options(CLI::App& command, BenchOptions* raw) {
                                          "(forms below). Default: heuristic")
                           ->type_name("POLICY")
                           ->check(split_validator());
-  command.add_option("--json", raw->json_path,
+  add_checked_option(command, "--json", raw->json_path, output_file(),
                      "Also write the results to FILE as JSON (ok rows only)")
-      ->type_name("FILE")
-      ->check(json_path_validator());
+      ->type_name("FILE");
   command.add_option("--backend", raw->backend,
-                     "auto: CUDA when a device is usable, else the CPU backend; cuda: fail "
-                     "without a device; cpu: the multithreaded CPU backend. Default: auto")
+                     "auto: CUDA when a device is usable, else the CPU backend; cuda: exit "
+                     "status 2 without a usable device; cpu: the multithreaded CPU backend. "
+                     "Default: auto")
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
-  command.add_option("--runs", raw->runs,
+  add_checked_option(command, "--runs", raw->runs,
+                     integer_in({.low = bench::kMinTimedRuns, .high = bench::kMaxTimedRuns}),
                      fmt::format("Timed samples per row; the median is reported. Default and "
                                  "minimum: {}", bench::kMinTimedRuns))
-      ->check(CLI::Range(bench::kMinTimedRuns, bench::kMaxTimedRuns));
-  command.add_option("--seed", raw->seed,
-                     fmt::format("Seed of the random inputs and page order. Default: {}",
-                                 kDefaultSeed));
+      ->type_name("INT");
+  add_checked_option(command, "--seed", raw->seed, integer_in(kSeedRange),
+                     fmt::format("Seed of the random inputs and page order, in {}. Default: {}",
+                                 range_text(kSeedRange), kDefaultSeed))
+      ->type_name("INT");
   command.footer(footer());
+}
+
+// The given list, or the backend's default.
+std::vector<int> or_default(const std::vector<int>& given, std::span<const int> gpu_default,
+                            std::span<const int> cpu_default, bool on_cpu) {
+  if (!given.empty()) return given;
+  const std::span<const int> chosen = on_cpu ? cpu_default : gpu_default;
+  return {chosen.begin(), chosen.end()};
 }
 
 // The request for the chosen backend, its defaults filled in. Options were validated by
 // their checks during parsing, so the parses below cannot fail.
 bench::BenchRequest make_request(const BenchOptions& options, bool on_cpu) {
-  std::string ignored;
-  const auto list = [&](const std::string& given, const char* gpu_default,
-                        const char* cpu_default, int high) {
-    const std::string text = !given.empty() ? given : on_cpu ? cpu_default : gpu_default;
-    return parse_int_list(text, 1, high, &ignored).value_or(std::vector<int>{});
-  };
+  const std::vector<std::string_view> names = split_commas(options.variants);
   return bench::BenchRequest{
       .layout = parse_layout(options.layout).value_or(Layout::kV3),
       .num_heads = options.heads,
-      .batches = list(options.batches, kGpuDefaultBatches, kCpuDefaultBatches, kMaxBatch),
-      .contexts = list(options.contexts, kGpuDefaultContexts, kCpuDefaultContexts,
-                       bench::kMaxContext),
+      .batches = or_default(options.batches, kGpuDefaultBatches, kCpuDefaultBatches, on_cpu),
+      .contexts =
+          or_default(options.contexts, kGpuDefaultContexts, kCpuDefaultContexts, on_cpu),
       .page_size = options.page_size,
-      .variants = options.variants.empty() ? std::vector<std::string>{default_variant()}
-                                           : split_commas(options.variants),
+      .variants = options.variants.empty()
+                      ? std::vector<std::string>{default_variant()}
+                      : std::vector<std::string>(names.begin(), names.end()),
       .split = parse_split_policy(options.split).value_or(SplitPolicy{}),
       .timed_runs = options.runs,
       .seed = options.seed,
@@ -272,8 +220,9 @@ int run_bench_command(const BenchOptions& options) {
     std::string why_not;
     if (!bench::query_device(&why_not)) {
       if (options.backend == "cuda") {
-        std::cerr << fmt::format("error: --backend cuda: no CUDA device ({})\n", why_not);
-        return kExitFailed;
+        std::cerr << fmt::format("error: --backend cuda: no usable CUDA device ({})\n",
+                                 why_not);
+        return kExitError;
       }
       std::cerr << fmt::format("no CUDA device ({}): running the CPU backend\n", why_not);
       on_cpu = true;
@@ -282,7 +231,7 @@ int run_bench_command(const BenchOptions& options) {
   const bench::BenchRequest request = make_request(options, on_cpu);
   if (const auto error = bench::validate_request(request)) {
     std::cerr << "error: " << error->message() << '\n';
-    return kExitUsageError;
+    return kExitError;
   }
   if (on_cpu && (options.variant_option->count() > 0 || options.split_option->count() > 0)) {
     std::cerr << "note: --variant and --split choose CUDA kernels; the CPU backend ignores "
@@ -305,14 +254,14 @@ int run_bench_command(const BenchOptions& options) {
     json_file.open(options.json_path);
     if (!json_file) {
       std::cerr << fmt::format("error: --json: cannot write '{}'\n", options.json_path);
-      return kExitFailed;
+      return kExitError;
     }
     printers.add(std::make_unique<bench::JsonPrinter>(json_file));
   }
   printers.print(report);
   if (json_file.is_open() && !json_file) {
     std::cerr << fmt::format("error: --json: writing '{}' failed\n", options.json_path);
-    return kExitFailed;
+    return kExitError;
   }
 
   if (report.any_failed()) {

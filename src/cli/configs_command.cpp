@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -13,6 +12,7 @@
 #include <vector>
 
 #include "bench/device_info.h"
+#include "cli/option_checks.h"
 #include "core/layout.h"
 #include "kernels/registry.h"
 #include "tune/feasibility.h"
@@ -22,38 +22,14 @@ namespace {
 
 // Far above any GPU's per-CTA shared memory (227 KiB on sm_90), so a larger value is a typo.
 constexpr int kMaxSmemLimitBytes = 1 << 20;
-constexpr int kExitUsageError = 2;
+constexpr int kExitError = 2;  // a usage error, or an output file that cannot be written
 constexpr const char* kUnknown = "-";
 
 struct ConfigsOptions {
   std::string layout = "v3";
-  std::string smem_limit;  // validated by smem_limit_validator; empty when not given
+  std::optional<int> smem_limit;
   std::string json_path;
 };
-
-std::optional<int> parse_smem_limit(const std::string& text, std::string* error) {
-  int bytes = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), bytes);
-  if (ec != std::errc{} || end != text.data() + text.size()) {
-    *error = fmt::format("'{}' is not a whole number of bytes (e.g. 101376)", text);
-    return std::nullopt;
-  }
-  if (bytes < 1 || bytes > kMaxSmemLimitBytes) {
-    *error = fmt::format("{} bytes is out of range: allowed 1 to {} (1 MiB)", text,
-                         kMaxSmemLimitBytes);
-    return std::nullopt;
-  }
-  return bytes;
-}
-
-CLI::Validator smem_limit_validator() {
-  return CLI::Validator(
-      [](std::string& text) {
-        std::string error;
-        return parse_smem_limit(text, &error) ? std::string{} : error;
-      },
-      "", "smem_limit");
-}
 
 // One variant's line of the report.
 struct ConfigRow {
@@ -174,11 +150,6 @@ nlohmann::ordered_json to_json(const std::vector<ConfigRow>& rows) {
 int run_configs(const ConfigsOptions& options) {
   const Layout layout = *parse_layout(options.layout);  // CLI::IsMember admitted only these
   const int d_qk = dims_of(layout).d_qk;
-  std::optional<int> smem_limit;
-  if (!options.smem_limit.empty()) {
-    std::string error;
-    smem_limit = parse_smem_limit(options.smem_limit, &error);
-  }
 
   std::string why_no_gpu;
   const auto device = bench::query_device(&why_no_gpu);
@@ -201,16 +172,17 @@ int run_configs(const ConfigsOptions& options) {
                "registers, spills and occupancy need a GPU (shown as {}).\n",
                why_no_gpu, kUnknown);
   }
-  if (smem_limit) {
+  if (options.smem_limit) {
     fmt::print("Shared-memory limit: {} B per CTA (--smem-limit{})\n",
-               tune::group_thousands(*smem_limit), device ? "; the smaller limit applies" : "");
+               tune::group_thousands(*options.smem_limit),
+               device ? "; the smaller limit applies" : "");
   } else if (!device) {
     fmt::print("Shared-memory feasibility is unknown without a limit: pass --smem-limit BYTES "
                "(e.g. 101376, consumer Blackwell's).\n");
   }
   fmt::print("\n");
 
-  const auto rows = collect_rows(d_qk, limits, smem_limit);
+  const auto rows = collect_rows(d_qk, limits, options.smem_limit);
   print_table(rows);
   const auto count = [&](const char* verdict) {
     return std::count_if(rows.begin(), rows.end(),
@@ -224,7 +196,7 @@ int run_configs(const ConfigsOptions& options) {
     file.close();
     if (!file) {
       fmt::print(stderr, "mlalab configs: cannot write --json file '{}'\n", options.json_path);
-      return kExitUsageError;
+      return kExitError;
     }
     fmt::print("Wrote {} variants to {}\n", rows.size(), options.json_path);
   }
@@ -242,18 +214,19 @@ CLI::App* add_configs_command(CLI::App& app, int& exit_code) {
                       "the larger) or v4 (d_qk 512)")
       ->check(CLI::IsMember({"v3", "v4"}))
       ->capture_default_str();
-  command->add_option("--smem-limit", options->smem_limit,
-                      "Also judge shared memory per CTA against BYTES, in [1, 1048576] (the "
-                      "smaller of this and the GPU's opt-in limit applies). 101376 (99 KiB) is the opt-in limit of "
-                      "consumer Blackwell (sm_120, e.g. RTX 5090): use it to see which tiles "
-                      "such a GPU prunes.")
-      ->type_name("BYTES")
-      ->check(smem_limit_validator());
-  command->add_option("--json", options->json_path,
-                      "Also write the list to FILE as JSON: one object per variant with the keys "
-                      "name, block_h, block_t, warps, stages, smem_bytes (dynamic), regs, "
-                      "spill_bytes, max_ctas_per_sm (null when unknown: no GPU), feasible, "
-                      "reason (empty when feasible and fully checked)")
+  const IntegerRange smem_limit_range{.low = 1, .high = kMaxSmemLimitBytes, .unit = "bytes"};
+  add_checked_option(*command, "--smem-limit", options->smem_limit, integer_in(smem_limit_range),
+                     fmt::format("Also judge shared memory per CTA against BYTES, in {} (the "
+                                 "smaller of this and the GPU's opt-in limit applies). 101376 "
+                                 "(99 KiB) is the opt-in limit of consumer Blackwell (sm_120, "
+                                 "e.g. RTX 5090): use it to see which tiles such a GPU prunes.",
+                                 range_text(smem_limit_range)))
+      ->type_name("BYTES");
+  add_checked_option(*command, "--json", options->json_path, output_file(),
+                     "Also write the list to FILE as JSON: one object per variant with the keys "
+                     "name, block_h, block_t, warps, stages, smem_bytes (dynamic), regs, "
+                     "spill_bytes, max_ctas_per_sm (null when unknown: no GPU), feasible, "
+                     "reason (empty when feasible and fully checked)")
       ->type_name("FILE");
   command->footer(
       "A variant is feasible when it fits the shared-memory limit, does not spill to local\n"
@@ -261,6 +234,9 @@ CLI::App* add_configs_command(CLI::App& app, int& exit_code) {
       "fits per SM. Registers, spills and occupancy need a GPU. Without one, shared memory is\n"
       "the plan of the kernel traits, and feasibility comes from --smem-limit alone:\n"
       "\"unknown\" without it (JSON: feasible true, reason saying what is missing).\n"
+      "\n"
+      "Exit status: 0 listed; 2 a usage error, or a --json path that cannot be written (checked\n"
+      "before anything runs).\n"
       "\n"
       "Examples:\n"
       "  mlalab configs\n"

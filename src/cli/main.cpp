@@ -4,12 +4,16 @@
 #include <fmt/format.h>
 
 #include <exception>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "bench/cuda_raii.h"
 #include "bench/device_info.h"
 #include "cli/ab_command.h"
 #include "cli/bench_command.h"
 #include "cli/configs_command.h"
+#include "cli/unknown_subcommand.h"
 #include "cli/verify_command.h"
 
 namespace {
@@ -38,7 +42,26 @@ constexpr const char* kFooter =
     "\n"
     "Run 'mlalab <subcommand> --help' for a subcommand's options.\n"
     "Exit status: 0 success; 1 a run failed (e.g. a variant did not match the reference);\n"
-    "2 a usage error, or an error that stopped mlalab.";
+    "2 a usage error, or an error that stopped mlalab (e.g. no usable GPU for --backend cuda,\n"
+    "an output path that cannot be written: both are checked before anything runs); the\n"
+    "message goes to stderr.";
+
+// The word CLI11 could not place when no subcommand was recognised: "bnech" in `mlalab bnech`.
+// (mlalab itself takes no positional arguments, so the first one is meant as a subcommand.)
+std::optional<std::string> unknown_subcommand_word(const CLI::App& app) {
+  if (!app.get_subcommands().empty()) return std::nullopt;
+  const std::vector<std::string> unplaced = app.remaining();
+  if (unplaced.empty() || unplaced.front().starts_with('-')) return std::nullopt;
+  return unplaced.front();
+}
+
+std::vector<std::string> subcommand_names(CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* subcommand : app.get_subcommands([](CLI::App*) { return true; })) {
+    names.push_back(subcommand->get_name());
+  }
+  return names;
+}
 
 }  // namespace
 
@@ -58,6 +81,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
+    if (const auto word = unknown_subcommand_word(app)) {
+      fmt::print(stderr, "{}Run with --help for more information.\n",
+                 mlalab::cli::unknown_subcommand_message(*word, subcommand_names(app)));
+      return kExitError;
+    }
     // --help and --version arrive here too, with exit code 0.
     const int status = app.exit(error);
     return status == 0 ? 0 : kExitError;
