@@ -16,6 +16,8 @@ import subprocess
 import sys
 import tempfile
 
+from elf64 import elf64_sections
+
 EM_CUDA = 190
 HASHED_PREFIXES = (b".text.", b".nv.info.")
 
@@ -31,27 +33,11 @@ def fatbin_of(object_path):
 
 
 def cubin_sections(blob, start):
-    """(name, bytes) of the sections of the ELF64 CUDA image at blob[start:], or None."""
-    ident = blob[start:start + 16]
-    if len(ident) < 16 or ident[4] != 2 or ident[5] != 1:  # 64-bit, little-endian
+    """(name, bytes) of the sections of the CUDA ELF image at blob[start:], or None."""
+    sections = elf64_sections(blob, start, machine=EM_CUDA)
+    if sections is None:
         return None
-    (e_machine,) = struct.unpack_from("<H", blob, start + 18)
-    if e_machine != EM_CUDA:
-        return None
-    e_shoff, = struct.unpack_from("<Q", blob, start + 40)
-    e_shentsize, e_shnum, e_shstrndx = struct.unpack_from("<HHH", blob, start + 58)
-    headers = []
-    for index in range(e_shnum):
-        base = start + e_shoff + index * e_shentsize
-        name, _, _, _, offset, size = struct.unpack_from("<IIQQQQ", blob, base)
-        headers.append((name, offset, size))
-    _, names_offset, _ = headers[e_shstrndx]
-    sections = []
-    for name_index, offset, size in headers:
-        name_start = start + names_offset + name_index
-        name = blob[name_start:blob.index(b"\0", name_start)]
-        sections.append((name, blob[start + offset:start + offset + size]))
-    return sections
+    return [(section.name, section.data) for section in sections]
 
 
 def code_digest(object_path):

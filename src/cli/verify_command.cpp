@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "ab/environment.h"
 #include "ab/experiment.h"
 #include "ab/sha256.h"
 #include "bench/device_info.h"
@@ -38,9 +39,9 @@ const ab::Arm* declared_arm(const ab::Experiment& experiment, const report::Fing
   return found == experiment.variants.end() ? nullptr : &*found;
 }
 
-// What this build holds for a kernel variant: its code hash, or why there is none.
-std::string current_code_hash(const std::string& variant) {
-  if (variant == ab::kCpuVariant) return {};  // the CPU backend has no SASS to hash
+// What this build holds for a kernel arm on `backend`: its code hash, or why there is none.
+std::string current_code_hash(const std::string& variant, const std::string& backend) {
+  if (backend == "cpu") return std::string(kernels::cpu_backend_code_hash());
   const kernels::Variant* compiled = kernels::find_variant(variant);
   return compiled != nullptr ? compiled->code_hash : "none: not compiled into this build";
 }
@@ -53,43 +54,44 @@ report::FingerprintArm current_arm(const report::FingerprintArm& recorded, const
                              .config = {},
                              .code_hash = {},
                              .valid = recorded.valid};
-  std::string variant;
+  std::optional<std::string> variant;
   if (declared != nullptr) {
-    arm.config = report::config_fields(*declared);
+    arm.config = report::config_fields(*declared, backend);
     arm.config_text = ab::arm_config_text(*declared);
     if (const auto* kernel = std::get_if<ab::KernelArm>(&declared->config)) {
       variant = kernel->variant;
     } else {
       arm.code_hash = ab::sha256_hex(std::get<ab::CommandArm>(declared->config).command);
     }
-  } else if (const auto found = recorded.config.find("variant"); found != recorded.config.end()) {
-    variant = found->second;
+  } else if (const auto found = recorded.config.find("variant");
+             found != recorded.config.end() && found->second) {
+    variant = *found->second;
   }
-  // The CPU backend runs no variant's SASS: there is nothing to hash.
-  if (!variant.empty() && backend == "cuda") arm.code_hash = current_code_hash(variant);
+  // A command arm's code is its command line: without the experiment file it is not known now.
+  if (variant) arm.code_hash = current_code_hash(*variant, backend);
   return arm;
+}
+
+// This machine as a run on `backend` records it (ab/environment.h), so that verify and the
+// runner read the machine the same way.
+report::Fingerprint current_machine(const std::string& backend) {
+  if (backend == "cpu") return report::machine_fingerprint(ab::cpu_environment());
+  if (backend == ab::kNoBackend) return report::machine_fingerprint(ab::command_environment());
+  std::string why_not;
+  if (const auto device = bench::query_device(&why_not)) {
+    return report::machine_fingerprint(ab::cuda_environment(*device));
+  }
+  report::Fingerprint machine = report::machine_fingerprint(ab::host_environment());
+  machine.backend = backend;
+  machine.gpu = fmt::format("no GPU: cannot compare ({})", why_not);
+  return machine;
 }
 
 report::Fingerprint current_fingerprint(const report::Fingerprint& recorded,
                                         const std::string& backend,
                                         const std::optional<ab::Experiment>& experiment) {
-  report::Fingerprint current;
+  report::Fingerprint current = current_machine(backend);
   current.experiment = recorded.experiment;
-  current.backend = backend;
-  current.commit = bench::git_commit();
-  if (backend == "cuda") {
-    std::string why_not;
-    if (const auto device = bench::query_device(&why_not)) {
-      current.gpu = device->gpu;
-      current.sm_count = device->sm_count;
-      current.sm_clock_mhz = device->sm_clock_mhz;
-      current.max_sm_clock_mhz = device->max_sm_clock_mhz;
-      current.driver = device->driver;
-      current.cuda_runtime = device->cuda_runtime;
-    } else {
-      current.gpu = fmt::format("no GPU: cannot compare ({})", why_not);
-    }
-  }
   for (const report::FingerprintArm& arm : recorded.arms) {
     if (arm.role == ab::ArmRole::kBaselineRepeat) continue;
     const ab::Arm* declared = experiment ? declared_arm(*experiment, arm) : nullptr;
@@ -106,7 +108,7 @@ report::Fingerprint current_fingerprint(const report::Fingerprint& recorded,
         current.arms.push_back({.name = variant.name,
                                 .role = ab::ArmRole::kVariant,
                                 .config_text = ab::arm_config_text(variant),
-                                .config = report::config_fields(variant),
+                                .config = report::config_fields(variant, backend),
                                 .code_hash = {},
                                 .valid = true});
       }
@@ -134,34 +136,29 @@ int run_verify(const VerifyOptions& options) {
                                : (recorded.backend.empty() ? std::string("cuda") : recorded.backend);
 
   const report::Fingerprint current = current_fingerprint(recorded, backend, experiment);
-  const std::vector<report::Difference> differences =
-      report::compare_fingerprints(recorded, current);
+  const report::Comparison comparison = report::compare_fingerprints(recorded, current);
 
-  int kernel_arms = 0;
-  for (const report::FingerprintArm& arm : recorded.arms) {
-    const auto kind = arm.config.find("kind");
-    if (arm.role != ab::ArmRole::kBaselineRepeat && kind != arm.config.end() &&
-        kind->second == "kernel") {
-      ++kernel_arms;
-    }
+  fmt::print("Recorded: experiment {} ({}): {}, commit {}\n", or_unknown(recorded.experiment),
+             or_unknown(recorded.started_utc), ab::ran_on_text(report::machine_of(recorded)),
+             or_unknown(recorded.commit));
+  fmt::print("Current:  {}, commit {}\n", ab::ran_on_text(report::machine_of(current)),
+             or_unknown(current.commit));
+  fmt::print("Compared: {}{}\n",
+             comparison.compared.empty() ? "nothing"
+                                         : fmt::format("{}", fmt::join(comparison.compared, ", ")),
+             comparison.noted.empty()
+                 ? ""
+                 : fmt::format("; noted when different: {}", fmt::join(comparison.noted, ", ")));
+  if (!comparison.not_compared.empty()) {
+    fmt::print("Not compared: {}\n", fmt::join(comparison.not_compared, ", "));
   }
-  fmt::print("Recorded: experiment {} ({}): backend {}, GPU {}, commit {}\n",
-             or_unknown(recorded.experiment), or_unknown(recorded.started_utc),
-             or_unknown(recorded.backend), or_unknown(recorded.gpu), or_unknown(recorded.commit));
-  fmt::print("Current:  backend {}, GPU {}, commit {}\n", backend,
-             backend == "cuda" ? or_unknown(current.gpu) : "not used", or_unknown(current.commit));
-  const std::string hashes =
-      backend == "cuda"
-          ? fmt::format("the code hashes of {} kernel arm{}", kernel_arms,
-                        kernel_arms == 1 ? "" : "s")
-          : "no code hashes (the CPU backend runs no kernel code)";
-  fmt::print("Compared: backend, GPU, SM count and peak clock, {}, {}\n", hashes,
-             experiment ? fmt::format("every arm's config against {}", options.experiment_path)
-                        : "no configs (pass --experiment FILE to compare them)");
+  if (!experiment) {
+    fmt::print("Configs not compared: pass --experiment FILE to compare them\n");
+  }
 
   std::vector<std::string> blocking;
   std::vector<std::string> notes;
-  for (const report::Difference& difference : differences) {
+  for (const report::Difference& difference : comparison.differences) {
     (difference.blocking ? blocking : notes).push_back(report::difference_line(difference));
   }
   if (blocking.empty()) {
@@ -179,8 +176,8 @@ int run_verify(const VerifyOptions& options) {
 CLI::App* add_verify_command(CLI::App& app, int& exit_code) {
   CLI::App* command = app.add_subcommand(
       "verify",
-      "Check that this build and GPU match a recorded fingerprint.json (from mlalab ab): GPU, "
-      "kernel code hashes, and with --experiment the arms' configs");
+      "Check that this build and machine match a recorded fingerprint.json (from mlalab ab): "
+      "the GPU or the host's CPU, the arms' code hashes, and with --experiment their configs");
   auto options = std::make_shared<VerifyOptions>();
   command->add_option("fingerprint", options->fingerprint_path, "fingerprint.json of a run")
       ->required();
@@ -191,6 +188,14 @@ CLI::App* add_verify_command(CLI::App& app, int& exit_code) {
   command->add_option("--experiment", options->experiment_path,
                       "the experiment file as it is now: compare every arm's config with it");
   command->footer(
+      "What must match depends on the recorded backend: cuda the GPU, its SM count and peak\n"
+      "clocks; cpu the CPU model, hardware threads and usable CPUs (taskset counts); none\n"
+      "(command arms) those and the GPUs visible; on every backend each arm's code hash (the\n"
+      "variant's SASS, the CPU backend's machine code, the command line) and, with\n"
+      "--experiment, its config. Only noted: the commit (the code hashes decide), the driver\n"
+      "and CUDA runtime, and the host: another host with the same CPU or GPU measures alike,\n"
+      "and a container's host name changes at every start. The Compared: line lists exactly\n"
+      "what was compared.\n"
       "Exit status: 0 verified; 1 differences (one line each: what, recorded, current); 2 an "
       "error (unreadable fingerprint or experiment file).");
   command->callback([options, &exit_code] { exit_code = run_verify(*options); });

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <ostream>
 #include <stdexcept>
 #include <variant>
@@ -34,47 +35,144 @@ std::string config_summary(const FingerprintArm& arm) {
   return arm.config_text.empty() ? "present" : arm.config_text;
 }
 
+// A field written as null (unknown, or not applicable) reads as `if_null`.
+template <typename T>
+T field_or(const nlohmann::json& json, std::string_view key, std::string_view where, T if_null) {
+  const auto found = json.find(key);
+  if (found != json.end() && found->is_null()) return if_null;
+  return field<T>(json, key, where);
+}
+
+ConfigFields config_from_json(const nlohmann::json& json, std::string_view where) {
+  const auto config = field<nlohmann::json>(json, "config", where);
+  if (!config.is_object()) {
+    throw std::runtime_error(fmt::format("fingerprint.json: {}config is not an object", where));
+  }
+  ConfigFields fields;
+  for (const auto& [key, value] : config.items()) {
+    if (value.is_null()) {
+      fields[key] = std::nullopt;
+    } else if (value.is_string()) {
+      fields[key] = value.get<std::string>();
+    } else {
+      throw std::runtime_error(
+          fmt::format("fingerprint.json: {}config.{}: neither text nor null", where, key));
+    }
+  }
+  return fields;
+}
+
+bool is_command_arm(const FingerprintArm& arm) {
+  const auto kind = arm.config.find("kind");
+  return kind != arm.config.end() && kind->second == "command";
+}
+
+// Schema 1 wrote the record's placeholders and every config field on every backend: the
+// placeholders become unknown, the fields the backend ignores null, and a run of command arms
+// (recorded then as backend cuda, with "cpu (N threads)" as its GPU without one) backend none
+// with its GPUs unknown.
+void upgrade_from_schema_1(Fingerprint& fingerprint) {
+  const bool commands =
+      !fingerprint.arms.empty() &&
+      std::all_of(fingerprint.arms.begin(), fingerprint.arms.end(), is_command_arm);
+  if (commands) {
+    fingerprint.backend = ab::kNoBackend;
+    fingerprint.gpu.clear();
+    fingerprint.sm_count = 0;
+    fingerprint.sm_clock_mhz = fingerprint.max_sm_clock_mhz = fingerprint.mem_clock_mhz = -1;
+    fingerprint.driver.clear();
+    fingerprint.cuda_runtime.clear();
+  }
+  if (fingerprint.backend == "cpu") fingerprint.gpu.clear();
+  if (fingerprint.host == "unknown") fingerprint.host.clear();
+  for (FingerprintArm& arm : fingerprint.arms) {
+    if (is_command_arm(arm)) continue;
+    if (fingerprint.backend == "cpu") arm.config["split"] = std::nullopt;
+    if (fingerprint.backend == "cuda") arm.config["cpu_threads"] = std::nullopt;
+  }
+}
+
+std::string config_value_text(const ConfigFields& config, const std::string& key) {
+  const auto found = config.find(key);
+  if (found == config.end()) return kAbsent;
+  return found->second ? *found->second : "not applicable";
+}
+
+std::string plural(int count, std::string_view noun) {
+  return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
+}
+
 }  // namespace
 
-std::map<std::string, std::string> config_fields(const ab::Arm& arm) {
-  std::map<std::string, std::string> fields;
+ConfigFields config_fields(const ab::Arm& arm, std::string_view backend) {
+  ConfigFields fields;
   if (const auto* kernel = std::get_if<ab::KernelArm>(&arm.config)) {
     fields["kind"] = "kernel";
     fields["variant"] = kernel->variant;
-    fields["split"] = kernel->split.to_string();
-    fields["cpu_threads"] = std::to_string(kernel->cpu_threads);
+    // Each backend ignores the other's knob: the split divides CUDA work, threads CPU work.
+    fields["split"] = backend == "cpu" ? std::nullopt
+                                       : std::optional<std::string>(kernel->split.to_string());
+    fields["cpu_threads"] = backend == "cuda"
+                                ? std::nullopt
+                                : std::optional<std::string>(std::to_string(kernel->cpu_threads));
     return fields;
   }
   const auto& command = std::get<ab::CommandArm>(arm.config);
   fields["kind"] = "command";
   fields["command"] = command.command;
   fields["metric_regex"] = command.metric_regex;
-  fields["direction"] = name_of(command.direction);
+  fields["direction"] = std::string(name_of(command.direction));
   fields["timeout_s"] = fmt::format("{:g}", command.timeout_s);
   for (const auto& [name, value] : command.env) fields["env." + name] = value;
   return fields;
 }
 
+Fingerprint machine_fingerprint(const ab::EnvironmentRecord& environment) {
+  return Fingerprint{.experiment = {},
+                     .started_utc = {},
+                     .backend = environment.backend,
+                     .gpu = environment.gpu,
+                     .sm_count = environment.sm_count,
+                     .sm_clock_mhz = environment.sm_clock_mhz,
+                     .max_sm_clock_mhz = environment.max_sm_clock_mhz,
+                     .mem_clock_mhz = environment.mem_clock_mhz,
+                     .driver = environment.driver,
+                     .cuda_runtime = environment.cuda_runtime,
+                     .cpu_model = environment.cpu_model,
+                     .hardware_threads = environment.hardware_threads,
+                     .usable_cpus = environment.usable_cpus,
+                     .commit = environment.commit,
+                     .host = environment.host,
+                     .arms = {}};
+}
+
+ab::EnvironmentRecord machine_of(const Fingerprint& fingerprint) {
+  ab::EnvironmentRecord environment;
+  environment.backend = fingerprint.backend;
+  environment.gpu = fingerprint.gpu;
+  environment.sm_count = fingerprint.sm_count;
+  environment.sm_clock_mhz = fingerprint.sm_clock_mhz;
+  environment.max_sm_clock_mhz = fingerprint.max_sm_clock_mhz;
+  environment.mem_clock_mhz = fingerprint.mem_clock_mhz;
+  environment.driver = fingerprint.driver;
+  environment.cuda_runtime = fingerprint.cuda_runtime;
+  environment.commit = fingerprint.commit;
+  environment.host = fingerprint.host;
+  environment.cpu_model = fingerprint.cpu_model;
+  environment.hardware_threads = fingerprint.hardware_threads;
+  environment.usable_cpus = fingerprint.usable_cpus;
+  return environment;
+}
+
 Fingerprint fingerprint_of(const ab::RunRecord& record) {
-  const ab::EnvironmentRecord& environment = record.environment;
-  Fingerprint fingerprint{.experiment = record.experiment.name,
-                          .started_utc = record.started_utc,
-                          .backend = environment.backend,
-                          .gpu = environment.gpu,
-                          .sm_count = environment.sm_count,
-                          .sm_clock_mhz = environment.sm_clock_mhz,
-                          .max_sm_clock_mhz = environment.max_sm_clock_mhz,
-                          .mem_clock_mhz = environment.mem_clock_mhz,
-                          .driver = environment.driver,
-                          .cuda_runtime = environment.cuda_runtime,
-                          .commit = environment.commit,
-                          .host = environment.host,
-                          .arms = {}};
+  Fingerprint fingerprint = machine_fingerprint(record.environment);
+  fingerprint.experiment = record.experiment.name;
+  fingerprint.started_utc = record.started_utc;
   for (const ab::ArmRecord& arm : record.arms) {
     fingerprint.arms.push_back({.name = arm.name,
                                 .role = arm.role,
                                 .config_text = arm.config_text,
-                                .config = config_fields(arm.arm),
+                                .config = config_fields(arm.arm, record.experiment.backend),
                                 .code_hash = arm.code_hash,
                                 .valid = arm.valid});
   }
@@ -84,60 +182,73 @@ Fingerprint fingerprint_of(const ab::RunRecord& record) {
 Json fingerprint_json(const Fingerprint& fingerprint) {
   Json arms = Json::array();
   for (const FingerprintArm& arm : fingerprint.arms) {
+    Json config = Json::object();
+    for (const auto& [key, value] : arm.config) config[key] = value ? Json(*value) : Json(nullptr);
     arms.push_back({{"name", arm.name},
                     {"role", name_of(arm.role)},
                     {"config_text", arm.config_text},
-                    {"config", arm.config},
-                    {"code_hash", arm.code_hash},
+                    {"config", config},
+                    {"code_hash", text_or_null(arm.code_hash)},
                     {"valid", arm.valid}});
   }
   return {{"schema", kFingerprintSchema},
           {"experiment", fingerprint.experiment},
           {"started_utc", fingerprint.started_utc},
-          {"backend", fingerprint.backend},
-          {"gpu", fingerprint.gpu},
-          {"sm_count", fingerprint.sm_count},
-          {"sm_clock_mhz", fingerprint.sm_clock_mhz},
-          {"max_sm_clock_mhz", fingerprint.max_sm_clock_mhz},
-          {"mem_clock_mhz", fingerprint.mem_clock_mhz},
-          {"driver", fingerprint.driver},
-          {"cuda_runtime", fingerprint.cuda_runtime},
-          {"commit", fingerprint.commit},
-          {"host", fingerprint.host},
+          {"backend", text_or_null(fingerprint.backend)},
+          {"gpu", text_or_null(fingerprint.gpu)},
+          {"sm_count", positive_or_null(fingerprint.sm_count)},
+          {"sm_clock_mhz", positive_or_null(fingerprint.sm_clock_mhz)},
+          {"max_sm_clock_mhz", positive_or_null(fingerprint.max_sm_clock_mhz)},
+          {"mem_clock_mhz", positive_or_null(fingerprint.mem_clock_mhz)},
+          {"driver", text_or_null(fingerprint.driver)},
+          {"cuda_runtime", text_or_null(fingerprint.cuda_runtime)},
+          {"cpu_model", text_or_null(fingerprint.cpu_model)},
+          {"hardware_threads", positive_or_null(fingerprint.hardware_threads)},
+          {"usable_cpus", positive_or_null(fingerprint.usable_cpus)},
+          {"commit", text_or_null(fingerprint.commit)},
+          {"host", text_or_null(fingerprint.host)},
           {"arms", arms}};
 }
 
 Fingerprint fingerprint_from_json(const nlohmann::json& json) {
   if (!json.is_object()) throw std::runtime_error("fingerprint.json: not a JSON object");
   const auto schema = field<std::string>(json, "schema", "");
-  if (schema != kFingerprintSchema) {
-    throw std::runtime_error(fmt::format("fingerprint.json: schema '{}', expected '{}'", schema,
-                                         kFingerprintSchema));
+  if (schema != kFingerprintSchema && schema != kFingerprintSchemaV1) {
+    throw std::runtime_error(fmt::format("fingerprint.json: schema '{}', expected '{}' (or '{}')",
+                                         schema, kFingerprintSchema, kFingerprintSchemaV1));
   }
-  Fingerprint fingerprint{.experiment = field<std::string>(json, "experiment", ""),
-                          .started_utc = field<std::string>(json, "started_utc", ""),
-                          .backend = field<std::string>(json, "backend", ""),
-                          .gpu = field<std::string>(json, "gpu", ""),
-                          .sm_count = field<int>(json, "sm_count", ""),
-                          .sm_clock_mhz = field<int>(json, "sm_clock_mhz", ""),
-                          .max_sm_clock_mhz = field<int>(json, "max_sm_clock_mhz", ""),
-                          .mem_clock_mhz = field<int>(json, "mem_clock_mhz", ""),
-                          .driver = field<std::string>(json, "driver", ""),
-                          .cuda_runtime = field<std::string>(json, "cuda_runtime", ""),
-                          .commit = field<std::string>(json, "commit", ""),
-                          .host = field<std::string>(json, "host", ""),
-                          .arms = {}};
+  const bool schema_1 = schema == kFingerprintSchemaV1;
+  // Fields that schema 1 did not have are unknown there.
+  const auto added = [&]<typename T>(std::string_view key, T if_unknown) {
+    return schema_1 ? if_unknown : field_or<T>(json, key, "", if_unknown);
+  };
+  Fingerprint fingerprint{
+      .experiment = field<std::string>(json, "experiment", ""),
+      .started_utc = field<std::string>(json, "started_utc", ""),
+      .backend = field_or<std::string>(json, "backend", "", {}),
+      .gpu = field_or<std::string>(json, "gpu", "", {}),
+      .sm_count = field_or<int>(json, "sm_count", "", 0),
+      .sm_clock_mhz = field_or<int>(json, "sm_clock_mhz", "", -1),
+      .max_sm_clock_mhz = field_or<int>(json, "max_sm_clock_mhz", "", -1),
+      .mem_clock_mhz = field_or<int>(json, "mem_clock_mhz", "", -1),
+      .driver = field_or<std::string>(json, "driver", "", {}),
+      .cuda_runtime = field_or<std::string>(json, "cuda_runtime", "", {}),
+      .cpu_model = added("cpu_model", std::string{}),
+      .hardware_threads = added("hardware_threads", 0),
+      .usable_cpus = added("usable_cpus", 0),
+      .commit = field_or<std::string>(json, "commit", "", {}),
+      .host = field_or<std::string>(json, "host", "", {}),
+      .arms = {}};
   const auto arms = field<nlohmann::json>(json, "arms", "");
   if (!arms.is_array()) throw std::runtime_error("fingerprint.json: arms is not an array");
   for (std::size_t i = 0; i < arms.size(); ++i) {
     const std::string where = fmt::format("arms[{}].", i);
-    FingerprintArm arm{
-        .name = field<std::string>(arms[i], "name", where),
-        .role = ab::ArmRole::kVariant,
-        .config_text = field<std::string>(arms[i], "config_text", where),
-        .config = field<std::map<std::string, std::string>>(arms[i], "config", where),
-        .code_hash = field<std::string>(arms[i], "code_hash", where),
-        .valid = field<bool>(arms[i], "valid", where)};
+    FingerprintArm arm{.name = field<std::string>(arms[i], "name", where),
+                       .role = ab::ArmRole::kVariant,
+                       .config_text = field<std::string>(arms[i], "config_text", where),
+                       .config = config_from_json(arms[i], where),
+                       .code_hash = field_or<std::string>(arms[i], "code_hash", where, {}),
+                       .valid = field<bool>(arms[i], "valid", where)};
     try {
       arm.role = parse_arm_role(field<std::string>(arms[i], "role", where));
     } catch (const std::invalid_argument& error) {
@@ -145,6 +256,7 @@ Fingerprint fingerprint_from_json(const nlohmann::json& json) {
     }
     fingerprint.arms.push_back(std::move(arm));
   }
+  if (schema_1) upgrade_from_schema_1(fingerprint);
   return fingerprint;
 }
 
@@ -157,26 +269,46 @@ void write_fingerprint(const Fingerprint& fingerprint, std::ostream& out) {
       << "\n";
 }
 
-std::vector<Difference> compare_fingerprints(const Fingerprint& recorded,
-                                             const Fingerprint& current) {
-  std::vector<Difference> differences;
-  const auto text = [&](std::string what, const std::string& was, const std::string& now,
-                        bool blocking) {
-    if (!was.empty() && !now.empty() && was != now) {
-      differences.push_back({std::move(what), was, now, blocking});
+Comparison compare_fingerprints(const Fingerprint& recorded, const Fingerprint& current) {
+  Comparison comparison;
+  std::vector<Difference>& differences = comparison.differences;
+  // A field known on both sides is compared (and listed); one unknown on either side is not.
+  const auto compare = [&](const std::string& what, bool known_before, bool known_now,
+                           bool equal, std::string was, std::string now, bool blocking) {
+    if (!known_before || !known_now) {
+      if (blocking) {
+        comparison.not_compared.push_back(
+            fmt::format("{} ({})", what, known_before ? "unknown now" : "not recorded"));
+      }
+      return;
     }
+    (blocking ? comparison.compared : comparison.noted).push_back(what);
+    if (!equal) differences.push_back({what, std::move(was), std::move(now), blocking});
   };
-  const auto count = [&](std::string what, int was, int now, const char* unit) {
-    if (was > 0 && now > 0 && was != now) {
-      differences.push_back({std::move(what), fmt::format("{}{}", was, unit),
-                             fmt::format("{}{}", now, unit), true});
-    }
+  const auto text = [&](const std::string& what, const std::string& was, const std::string& now,
+                        bool blocking) {
+    compare(what, !was.empty(), !now.empty(), was == now, was, now, blocking);
+  };
+  const auto count = [&](const std::string& what, int was, int now, const char* unit) {
+    compare(what, was > 0, now > 0, was == now, fmt::format("{}{}", was, unit),
+            fmt::format("{}{}", now, unit), true);
   };
   text("backend", recorded.backend, current.backend, true);
-  text("GPU", recorded.gpu, current.gpu, true);
-  count("SM count", recorded.sm_count, current.sm_count, "");
-  count("peak SM clock", recorded.max_sm_clock_mhz, current.max_sm_clock_mhz, " MHz");
-  count("memory clock", recorded.mem_clock_mhz, current.mem_clock_mhz, " MHz");
+  const bool on_gpu = recorded.backend != "cpu" && recorded.backend != ab::kNoBackend;
+  if (on_gpu) {
+    text("GPU", recorded.gpu, current.gpu, true);
+    count("SM count", recorded.sm_count, current.sm_count, "");
+    count("peak SM clock", recorded.max_sm_clock_mhz, current.max_sm_clock_mhz, " MHz");
+    count("memory clock", recorded.mem_clock_mhz, current.mem_clock_mhz, " MHz");
+  } else {
+    // The arms' threads (the CPU backend's, or the commands') run on the host's CPUs.
+    text("CPU model", recorded.cpu_model, current.cpu_model, true);
+    count("hardware threads", recorded.hardware_threads, current.hardware_threads, "");
+    count("usable CPUs", recorded.usable_cpus, current.usable_cpus, "");
+    if (recorded.backend == ab::kNoBackend) {
+      text("GPUs visible", recorded.gpu, current.gpu, true);
+    }
+  }
 
   const auto compared = [](const FingerprintArm& arm) {
     return arm.role != ab::ArmRole::kBaselineRepeat;
@@ -187,6 +319,9 @@ std::vector<Difference> compare_fingerprints(const Fingerprint& recorded,
     });
     return found == arms.end() ? nullptr : &*found;
   };
+  int configs_compared = 0;
+  int hashes_compared = 0;
+  int hashes_unknown = 0;
   for (const FingerprintArm& was : recorded.arms) {
     if (!compared(was)) continue;
     const std::string prefix = fmt::format("arm {}: ", was.name);
@@ -196,22 +331,25 @@ std::vector<Difference> compare_fingerprints(const Fingerprint& recorded,
       continue;
     }
     if (!now->config.empty()) {
-      std::map<std::string, std::string> keys = was.config;
+      ++configs_compared;
+      std::map<std::string, std::optional<std::string>> keys = was.config;
       keys.insert(now->config.begin(), now->config.end());
       for (const auto& [key, ignored] : keys) {
-        const auto old_value = was.config.find(key);
-        const auto new_value = now->config.find(key);
-        const std::string a = old_value == was.config.end() ? kAbsent : old_value->second;
-        const std::string b = new_value == now->config.end() ? kAbsent : new_value->second;
+        const std::string a = config_value_text(was.config, key);
+        const std::string b = config_value_text(now->config, key);
         if (a != b) differences.push_back({prefix + "config " + key, a, b, true});
       }
     }
     if (was.code_hash.empty() && !now->code_hash.empty()) {
-      // Nothing to compare with, but worth saying: the run predates code hashes, or ran on
-      // the CPU backend. (A hash unknown now, on the other hand, is simply not compared.)
+      // Nothing to compare with, but worth saying: the run predates this code hash.
       differences.push_back({prefix + "code hash", "none", now->code_hash, false});
+    } else if (was.code_hash.empty() || now->code_hash.empty()) {
+      ++hashes_unknown;
     } else {
-      text(prefix + "code hash", was.code_hash, now->code_hash, true);
+      ++hashes_compared;
+      if (was.code_hash != now->code_hash) {
+        differences.push_back({prefix + "code hash", was.code_hash, now->code_hash, true});
+      }
     }
   }
   for (const FingerprintArm& now : current.arms) {
@@ -220,13 +358,26 @@ std::vector<Difference> compare_fingerprints(const Fingerprint& recorded,
           {fmt::format("arm {}: presence", now.name), kAbsent, config_summary(now), true});
     }
   }
+  if (hashes_compared > 0) {
+    comparison.compared.push_back("the code hashes of " + plural(hashes_compared, "arm"));
+  }
+  if (hashes_unknown > 0) {
+    comparison.not_compared.push_back(
+        fmt::format("the code hashes of {} (unknown on one side)", plural(hashes_unknown, "arm")));
+  }
+  if (configs_compared > 0) {
+    comparison.compared.push_back("the configs of " + plural(configs_compared, "arm"));
+  }
 
   text("commit", recorded.commit, current.commit, false);
-  text("driver", recorded.driver, current.driver, false);
-  text("CUDA runtime", recorded.cuda_runtime, current.cuda_runtime, false);
+  if (on_gpu) {
+    text("driver", recorded.driver, current.driver, false);
+    text("CUDA runtime", recorded.cuda_runtime, current.cuda_runtime, false);
+  }
+  text("host", recorded.host, current.host, false);
   std::stable_partition(differences.begin(), differences.end(),
                         [](const Difference& difference) { return difference.blocking; });
-  return differences;
+  return comparison;
 }
 
 std::string difference_line(const Difference& difference) {

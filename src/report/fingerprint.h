@@ -1,19 +1,31 @@
 #pragma once
-// fingerprint.json: what must match for a rerun to measure the same thing: the GPU, its
-// clocks, the driver and runtime, the commit, and every arm's config and code hash (for kernel
-// arms the SHA-256 of the variant's SASS, so a rebuild that changes a kernel is caught even at
-// the same commit). `mlalab verify` (cli/verify_command.h) gathers the same facts about the
-// current build and machine and calls compare_fingerprints, which lives here so that it is
-// tested without a GPU.
+// fingerprint.json: what must match for a rerun to measure the same thing: the machine (the
+// GPU and its clocks, or the host's CPU), the driver and runtime, the commit, and every arm's
+// config and code hash (kernel arms on the GPU: the SHA-256 of the variant's SASS; on the CPU:
+// of the CPU backend's machine code; commands: of the command line), so that a rebuild that
+// changes the code is caught even at the same commit. `mlalab verify`
+// (cli/verify_command.h) gathers the same facts about the current build and machine and calls
+// compare_fingerprints, which lives here so that it is tested without a GPU.
 //
-// Layout (schema "mlalab.ab.fingerprint/1"):
+// Layout (schema "mlalab.ab.fingerprint/2"):
 //   {"schema", "experiment", "started_utc", "backend", "gpu", "sm_count", "sm_clock_mhz",
-//    "max_sm_clock_mhz", "mem_clock_mhz", "driver", "cuda_runtime", "commit", "host",
+//    "max_sm_clock_mhz", "mem_clock_mhz", "driver", "cuda_runtime", "cpu_model",
+//    "hardware_threads", "usable_cpus", "commit", "host",
 //    "arms": [{"name", "role", "config_text", "config": {FIELD: TEXT}, "code_hash", "valid"}]}
+// "backend" is "cuda", "cpu" or "none" (command arms). A field that is unknown or does not
+// apply is null, never 0, -1 or "": the GPU's fields on the cpu backend; on the none backend
+// "gpu" says which GPUs the commands could see ("none" when there were none); a config field
+// that the backend ignores (a kernel arm's "split" on the cpu backend, its "cpu_threads" on
+// the cuda backend).
+//
+// Schema 1 (until the host's CPU was recorded) used those placeholders, and "gpu" was
+// "cpu (N threads)" on the cpu backend; fingerprint_from_json reads it too, placeholders as
+// unknown and the fields a backend ignores as null.
 #include <filesystem>
 #include <iosfwd>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,7 +35,11 @@
 
 namespace mlalab::report {
 
-inline constexpr std::string_view kFingerprintSchema = "mlalab.ab.fingerprint/1";
+inline constexpr std::string_view kFingerprintSchema = "mlalab.ab.fingerprint/2";
+inline constexpr std::string_view kFingerprintSchemaV1 = "mlalab.ab.fingerprint/1";
+
+// An arm's config as comparable fields; nullopt: the field does not apply on this backend.
+using ConfigFields = std::map<std::string, std::optional<std::string>>;
 
 struct FingerprintArm {
   std::string name;
@@ -31,36 +47,47 @@ struct FingerprintArm {
   std::string config_text;  // ArmRecord::config_text, for people
   // The config field by field (config_fields), compared one by one. Empty in a current
   // fingerprint when the config is not known (verify without the experiment file).
-  std::map<std::string, std::string> config;
+  ConfigFields config;
   std::string code_hash;  // empty: none recorded, or not known now
   bool valid = true;
 };
 
+// The machine part follows ab::EnvironmentRecord's conventions: empty texts, 0 counts and -1
+// clocks are unknown or do not apply.
 struct Fingerprint {
   std::string experiment;  // its name
   std::string started_utc;
-  std::string backend;     // "cuda" or "cpu"
-  std::string gpu;         // empty: not known now (the CPU backend)
-  int sm_count = 0;        // 0: unknown
-  int sm_clock_mhz = -1;   // at the start; -1: unknown. Never compared: it moves within a run
+  std::string backend;     // "cuda", "cpu" or "none"
+  std::string gpu;         // cuda: the GPU; none: the GPUs visible to the commands
+  int sm_count = 0;
+  int sm_clock_mhz = -1;   // at the start. Never compared: it moves within a run
   int max_sm_clock_mhz = -1;
   int mem_clock_mhz = -1;
-  std::string driver;      // empty: unknown
+  std::string driver;
   std::string cuda_runtime;
+  std::string cpu_model;
+  int hardware_threads = 0;
+  int usable_cpus = 0;
   std::string commit;
-  std::string host;        // recorded, not compared: another host with the same GPU is fine
+  std::string host;
   std::vector<FingerprintArm> arms;
 };
 
 // An arm's config as comparable fields: "kind" ("kernel" or "command"); kernel arms
-// "variant", "split", "cpu_threads"; command arms "command", "metric_regex", "direction",
-// "timeout_s" and "env.NAME" per variable.
-std::map<std::string, std::string> config_fields(const ab::Arm& arm);
+// "variant", "split" (nullopt on the cpu backend) and "cpu_threads" (nullopt on the cuda
+// backend); command arms "command", "metric_regex", "direction", "timeout_s" and "env.NAME"
+// per variable.
+ConfigFields config_fields(const ab::Arm& arm, std::string_view backend);
 
 Fingerprint fingerprint_of(const ab::RunRecord& record);
+// The machine part alone (no experiment, no arms): what `mlalab verify` reads now.
+Fingerprint machine_fingerprint(const ab::EnvironmentRecord& environment);
+// The machine part back as an environment record, for ab/environment.h's texts.
+ab::EnvironmentRecord machine_of(const Fingerprint& fingerprint);
 
 nlohmann::ordered_json fingerprint_json(const Fingerprint& fingerprint);
-// Throws std::runtime_error naming the field on another schema or a missing field.
+// Reads schema 2 and schema 1. Throws std::runtime_error naming the field on another schema or
+// a missing field.
 Fingerprint fingerprint_from_json(const nlohmann::json& json);
 Fingerprint read_fingerprint(const std::filesystem::path& path);
 void write_fingerprint(const Fingerprint& fingerprint, std::ostream& out);
@@ -70,18 +97,34 @@ struct Difference {
   std::string recorded;
   std::string current;
   // false for a note: a difference that does not change what is measured by itself (commit,
-  // driver, runtime), or a comparison that could not be made, printed but not failing.
+  // driver, runtime, host), or a comparison that could not be made, printed but not failing.
   bool blocking = true;
 };
 
-// Every difference between a recorded fingerprint and the current one, blocking ones first.
-// A field that is unknown on either side (empty, or ≤ 0 for the counts and clocks) is not
-// compared. Compared and blocking: backend, GPU, SM count, peak SM and memory clocks, and per
-// arm (matched by name; the A′ arm is the baseline again and is skipped) its presence, every
-// config field and the code hash. Notes: commit, driver, CUDA runtime, and a code hash that
-// exists now but was not recorded.
-std::vector<Difference> compare_fingerprints(const Fingerprint& recorded,
-                                             const Fingerprint& current);
+struct Comparison {
+  std::vector<Difference> differences;  // blocking ones first
+  // What was compared, each a field known on both sides: "backend", "GPU", "CPU model",
+  // "the code hashes of 3 arms", ...; those whose differences block, then those only noted.
+  std::vector<std::string> compared;
+  std::vector<std::string> noted;
+  // Fields this backend compares that are unknown on one side, so not compared: "CPU model
+  // (not recorded)".
+  std::vector<std::string> not_compared;
+};
+
+// Compares what must match for the recorded backend; a field unknown on either side is not
+// compared (and listed in not_compared). Blocking:
+//   every backend: the backend; per arm (matched by name; the A′ arm is the baseline again and
+//     is skipped) its presence and every config field when the current config is known, and
+//     its code hash when both are known;
+//   cuda: GPU, SM count, peak SM clock, memory clock;
+//   cpu:  CPU model, hardware threads, usable CPUs (what the CPU backend's threads run on);
+//   none: the same, and the GPUs visible to the commands.
+// Notes: commit, driver and CUDA runtime (cuda), host, and a code hash that exists now but
+// was not recorded. A changed host is a note on every backend: the fields above are what
+// decides the measurement; another host of the same kind measures alike, and a container's
+// host name changes with every start.
+Comparison compare_fingerprints(const Fingerprint& recorded, const Fingerprint& current);
 
 // "GPU: recorded NVIDIA H200, current NVIDIA H100 80GB HBM3"
 std::string difference_line(const Difference& difference);

@@ -3,7 +3,7 @@
 // report: the experiment (every setting and the file as read), the environment, the arms, the
 // sweep points, every raw sample (throttled ones too, flagged) and the analysis.
 //
-// Layout (schema "mlalab.ab.results/1"; "schema_notes" in the file says how figures derive):
+// Layout (schema "mlalab.ab.results/2"; "schema_notes" in the file says how figures derive):
 //   {"schema", "schema_notes", "started_utc", "elapsed_s", "partial", "partial_reason", "seed",
 //    "command_line",
 //    "experiment": {"name", "hypothesis", "backend", "source_path",
@@ -16,7 +16,9 @@
 //                             "max_rounds", "time_budget_s", "seed", "correction", "family"},
 //                   "source_text"},
 //    "environment": {"backend", "gpu", "sm_count", "sm_clock_mhz", "max_sm_clock_mhz",
-//                    "mem_clock_mhz", "driver", "cuda_runtime", "commit", "host"},
+//                    "mem_clock_mhz", "driver", "cuda_runtime", "commit", "host",
+//                    "cpu_model", "hardware_threads", "usable_cpus",
+//                    "load_at_start": LOAD, "load_at_end": LOAD},
 //    "arms": [{"name", "role", "config_text", "code_hash", "valid", "invalid_reason",
 //              "config": ARM}],
 //    "points": [{"concurrency", "context_lengths", "splits", "rounds", "throttled_samples",
@@ -35,9 +37,20 @@
 //          | {"name", "prediction_pct", "kind": "command", "command", "env", "metric_regex",
 //             "direction", "timeout_s"}
 //   CHANGE = {"paired_rounds", "change_pct", "lower_pct", "upper_pct"}
+//   LOAD   = {"load_1min", "load_5min", "load_15min", "other_cpu_share", "share_window_s"}
 // Numbers that are not finite are null: a change or median without samples (NaN), an interval
-// end that is unbounded (lower −∞, upper +∞). "point" and "arm" of a sample index "points"
-// and "arms". The samples come one per line, for grep and diff.
+// end that is unbounded (lower −∞, upper +∞). So is every field that is unknown or does not
+// apply, never a placeholder such as 0, -1 or "": the GPU's fields without a GPU run, "split"
+// on the cpu backend and "cpu_threads" on the cuda backend, the kernel sweep settings
+// ("layout", "heads", "page_size", "context", "launches_per_sample", a point's
+// "context_lengths") of command arms, "throttle_fraction" where no clock is read, the context
+// fields its kind does not use, a point's "splits" without a kernel baseline, a sample's
+// "time_us" for commands and "sm_clock_mhz" where none was read, an empty "code_hash",
+// "invalid_reason", "partial_reason" or "source_path". "point" and "arm" of a sample index
+// "points" and "arms". The samples come one per line, for grep and diff.
+//
+// Schema 1 (before the host's CPU and load were recorded) wrote the record's placeholders
+// instead of nulls; record_from_json reads it too, its CPU and load as unknown.
 #include <filesystem>
 #include <iosfwd>
 #include <nlohmann/json.hpp>
@@ -49,7 +62,8 @@
 
 namespace mlalab::report {
 
-inline constexpr std::string_view kResultsSchema = "mlalab.ab.results/1";
+inline constexpr std::string_view kResultsSchema = "mlalab.ab.results/2";
+inline constexpr std::string_view kResultsSchemaV1 = "mlalab.ab.results/1";
 
 nlohmann::ordered_json results_json(const ab::RunRecord& record);
 
@@ -62,8 +76,15 @@ ab::RunRecord read_results_json(const std::filesystem::path& path);
 // is not valid JSON. Shared by every reader of the lab's files.
 nlohmann::json read_json_file(const std::filesystem::path& path);
 
-// The JSON of one declared arm (ARM above), shared with fingerprint.json.
-nlohmann::ordered_json arm_json(const ab::Arm& arm);
+// The record's conventions for "unknown or not applicable" (an empty text; a count, clock or
+// time that is not positive) as JSON: null. Shared with fingerprint.json.
+nlohmann::ordered_json text_or_null(const std::string& text);
+nlohmann::ordered_json positive_or_null(double value);
+nlohmann::ordered_json positive_or_null(int value);
+
+// The JSON of one declared arm (ARM above) of an experiment on `backend`, which decides the
+// fields that apply.
+nlohmann::ordered_json arm_json(const ab::Arm& arm, std::string_view backend);
 ab::Arm arm_from_json(const nlohmann::json& json);
 
 class ResultsJson final : public ReportWriter {

@@ -6,7 +6,9 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "report/results_json.h"
 #include "report/synthetic_record.h"
 
 namespace mlalab::report {
@@ -55,7 +57,7 @@ TEST(Fingerprint, RoundTripsThroughItsFile) {
   const Fingerprint back = read_fingerprint(path);
   std::filesystem::remove(path);
   EXPECT_EQ(fingerprint_json(back), fingerprint_json(recorded()));
-  EXPECT_TRUE(compare_fingerprints(recorded(), back).empty());
+  EXPECT_TRUE(compare_fingerprints(recorded(), back).differences.empty());
 }
 
 TEST(Fingerprint, ReadRefusesAnotherSchema) {
@@ -68,13 +70,13 @@ TEST(Fingerprint, ReadRefusesAnotherSchema) {
 }
 
 TEST(CompareFingerprints, AcceptsIdentical) {
-  EXPECT_TRUE(compare_fingerprints(recorded(), recorded()).empty());
+  EXPECT_TRUE(compare_fingerprints(recorded(), recorded()).differences.empty());
 }
 
 TEST(CompareFingerprints, FlagsAChangedCodeHash) {
   Fingerprint current = recorded();
   arm_named(current, "8 warps")->code_hash = std::string(64, 'f');
-  const auto differences = compare_fingerprints(recorded(), current);
+  const auto differences = compare_fingerprints(recorded(), current).differences;
   ASSERT_EQ(differences.size(), 1u) << ::testing::PrintToString(lines(differences));
   EXPECT_TRUE(differences[0].blocking);
   EXPECT_EQ(differences[0].what, "arm 8 warps: code hash");
@@ -84,11 +86,11 @@ TEST(CompareFingerprints, FlagsAChangedCodeHash) {
 TEST(CompareFingerprints, FlagsAChangedConfig) {
   Fingerprint current = recorded();
   arm_named(current, "3 stages")->config["split"] = "fixed:4";
-  arm_named(current, "8 warps")->config.erase("cpu_threads");
-  const auto differences = compare_fingerprints(recorded(), current);
+  arm_named(current, "8 warps")->config.erase("variant");
+  const auto differences = compare_fingerprints(recorded(), current).differences;
   EXPECT_EQ(lines(differences),
             (std::vector<std::string>{
-                "arm 8 warps: config cpu_threads: recorded 0, current absent",
+                "arm 8 warps: config variant: recorded h16_t16_w8_s2, current absent",
                 "arm 3 stages: config split: recorded heuristic, current fixed:4"}));
 }
 
@@ -98,7 +100,7 @@ TEST(CompareFingerprints, FlagsAnotherGpuAndNotesACommit) {
   current.sm_count = 132;
   current.max_sm_clock_mhz = 1755;
   current.commit = "fedcba987654";
-  const auto differences = compare_fingerprints(recorded(), current);
+  const auto differences = compare_fingerprints(recorded(), current).differences;
   EXPECT_EQ(lines(differences),
             (std::vector<std::string>{
                 "GPU: recorded NVIDIA H200, current NVIDIA H100 80GB HBM3",
@@ -113,7 +115,7 @@ TEST(CompareFingerprints, NoGpuCannotCompare) {
   current.max_sm_clock_mhz = -1;
   current.mem_clock_mhz = -1;
   current.driver.clear();
-  const auto differences = compare_fingerprints(recorded(), current);
+  const auto differences = compare_fingerprints(recorded(), current).differences;
   ASSERT_EQ(differences.size(), 1u);
   EXPECT_EQ(difference_line(differences[0]),
             "GPU: recorded NVIDIA H200, current no GPU: cannot compare (no CUDA device)");
@@ -128,7 +130,7 @@ TEST(CompareFingerprints, MissingAndExtraArmsAndUnknownsAreSkipped) {
   FingerprintArm extra = current.arms.back();
   extra.name = "new arm";
   current.arms.push_back(extra);
-  const auto differences = compare_fingerprints(recorded(), current);
+  const auto differences = compare_fingerprints(recorded(), current).differences;
   EXPECT_EQ(lines(differences),
             (std::vector<std::string>{
                 "arm 8 warps: presence: recorded h16_t16_w8_s2 heuristic, current absent",
@@ -138,11 +140,301 @@ TEST(CompareFingerprints, MissingAndExtraArmsAndUnknownsAreSkipped) {
 TEST(CompareFingerprints, NotesAHashThatWasNotRecorded) {
   Fingerprint old_run = recorded();
   arm_named(old_run, "3 stages")->code_hash.clear();
-  const auto differences = compare_fingerprints(old_run, recorded());
+  const auto differences = compare_fingerprints(old_run, recorded()).differences;
   ASSERT_EQ(differences.size(), 1u);
   EXPECT_FALSE(differences[0].blocking);
   EXPECT_EQ(differences[0].what, "arm 3 stages: code hash");
   EXPECT_EQ(differences[0].recorded, "none");
+}
+
+// ---- The CPU backend and command arms --------------------------------------------------------
+
+// A made-up SHA-256 in hex, standing for the CPU backend's.
+const std::string kCpuCodeHash = std::string(32, 'c') + std::string(32, '0');
+
+ab::ArmRecord recorded_arm(std::string name, ab::ArmRole role, ab::Arm arm, std::string hash) {
+  return {.name = std::move(name),
+          .role = role,
+          .arm = arm,
+          .config_text = ab::arm_config_text(arm),
+          .code_hash = std::move(hash),
+          .valid = true,
+          .invalid_reason = {}};
+}
+
+ab::EnvironmentRecord two_thread_host(std::string backend) {
+  ab::EnvironmentRecord environment;
+  environment.backend = std::move(backend);
+  environment.commit = "0123456789ab";
+  environment.host = "vm";
+  environment.cpu_model = "AMD EPYC 7B13";
+  environment.hardware_threads = 2;
+  environment.usable_cpus = 2;
+  return environment;
+}
+
+// The CPU demo's arms: 2 threads against 1, both with the CPU backend's code hash.
+ab::RunRecord cpu_record() {
+  const auto cpu_arm = [](std::string name, int threads) {
+    return ab::Arm{.name = std::move(name),
+                   .prediction_pct = std::nullopt,
+                   .config = ab::KernelArm{.variant = ab::kCpuVariant, .split = {},
+                                           .cpu_threads = threads}};
+  };
+  ab::RunRecord record;
+  record.experiment.name = "cpu-demo";
+  record.experiment.backend = "cpu";
+  record.experiment.baseline = cpu_arm("baseline", 2);
+  record.experiment.variants = {cpu_arm("1 thread", 1)};
+  record.environment = two_thread_host("cpu");
+  record.arms = {
+      recorded_arm("baseline", ab::ArmRole::kBaseline, record.experiment.baseline, kCpuCodeHash),
+      recorded_arm("baseline (A′)", ab::ArmRole::kBaselineRepeat, record.experiment.baseline,
+                   kCpuCodeHash),
+      recorded_arm("1 thread", ab::ArmRole::kVariant, record.experiment.variants[0],
+                   kCpuCodeHash)};
+  return record;
+}
+
+ab::RunRecord command_record() {
+  const auto command_arm = [](std::string name, std::string command) {
+    return ab::Arm{.name = std::move(name),
+                   .prediction_pct = std::nullopt,
+                   .config = ab::CommandArm{.command = std::move(command),
+                                            .env = {},
+                                            .metric_regex = "metric: ([0-9.]+)",
+                                            .direction = ab::Direction::kHigherIsBetter,
+                                            .timeout_s = 5}};
+  };
+  ab::RunRecord record;
+  record.experiment.name = "serving";
+  record.experiment.backend = ab::kNoBackend;
+  record.experiment.baseline = command_arm("baseline", "echo metric: 100");
+  record.experiment.variants = {command_arm("more", "echo metric: 110")};
+  record.environment = two_thread_host(ab::kNoBackend);
+  record.environment.gpu = "none";
+  record.arms = {recorded_arm("baseline", ab::ArmRole::kBaseline, record.experiment.baseline,
+                              std::string(64, 'a')),
+                 recorded_arm("baseline (A′)", ab::ArmRole::kBaselineRepeat,
+                              record.experiment.baseline, std::string(64, 'a')),
+                 recorded_arm("more", ab::ArmRole::kVariant, record.experiment.variants[0],
+                              std::string(64, 'b'))};
+  return record;
+}
+
+Fingerprint written_and_read(const Fingerprint& fingerprint) {
+  std::ostringstream out;
+  write_fingerprint(fingerprint, out);
+  return fingerprint_from_json(nlohmann::json::parse(out.str()));
+}
+
+TEST(Fingerprint, CpuRunWritesNullWhereBenchJsonDoes) {
+  const auto json = fingerprint_json(fingerprint_of(cpu_record()));
+  EXPECT_EQ(json["schema"], std::string(kFingerprintSchema));
+  EXPECT_EQ(json["backend"], "cpu");
+  for (const char* key : {"gpu", "sm_count", "sm_clock_mhz", "max_sm_clock_mhz", "mem_clock_mhz",
+                          "driver", "cuda_runtime"}) {
+    EXPECT_TRUE(json[key].is_null()) << key << ": " << json[key];
+  }
+  EXPECT_EQ(json["cpu_model"], "AMD EPYC 7B13");
+  EXPECT_EQ(json["hardware_threads"], 2);
+  EXPECT_EQ(json["usable_cpus"], 2);
+  const auto& baseline = json["arms"][0];
+  EXPECT_TRUE(baseline["config"]["split"].is_null()) << "the CPU backend has no split";
+  EXPECT_EQ(baseline["config"]["cpu_threads"], "2");
+  EXPECT_EQ(baseline["code_hash"], kCpuCodeHash);
+}
+
+TEST(Fingerprint, CudaRunHasNoCpuThreadsAndUnknownsAreNull) {
+  Fingerprint fingerprint = recorded();
+  fingerprint.mem_clock_mhz = -1;  // nvidia-smi could not tell
+  fingerprint.driver.clear();
+  const auto json = fingerprint_json(fingerprint);
+  EXPECT_TRUE(json["mem_clock_mhz"].is_null());
+  EXPECT_TRUE(json["driver"].is_null());
+  EXPECT_EQ(json["arms"][0]["config"]["split"], "heuristic");
+  EXPECT_TRUE(json["arms"][0]["config"]["cpu_threads"].is_null());
+}
+
+TEST(CompareFingerprints, CpuRunComparesTheCpuAndTheCodeHashesAndSaysSo) {
+  const Fingerprint fingerprint = fingerprint_of(cpu_record());
+  const Comparison same = compare_fingerprints(fingerprint, written_and_read(fingerprint));
+  EXPECT_TRUE(same.differences.empty()) << ::testing::PrintToString(lines(same.differences));
+  // Exactly what a CPU run depends on; nothing about a GPU.
+  EXPECT_EQ(same.compared, (std::vector<std::string>{"backend", "CPU model", "hardware threads",
+                                                     "usable CPUs", "the code hashes of 2 arms",
+                                                     "the configs of 2 arms"}));
+  EXPECT_EQ(same.noted, (std::vector<std::string>{"commit", "host"}));
+  EXPECT_TRUE(same.not_compared.empty());
+}
+
+TEST(CompareFingerprints, CpuRunFlagsAnotherCpuTasksetAndCode) {
+  const Fingerprint fingerprint = fingerprint_of(cpu_record());
+  Fingerprint current = fingerprint;
+  current.cpu_model = "Intel(R) Xeon(R) Platinum 8480+";
+  current.usable_cpus = 1;  // taskset -c 0
+  for (FingerprintArm& arm : current.arms) arm.code_hash = std::string(64, 'e');
+  current.commit = "fedcba987654";
+  current.host = "other-vm";
+  EXPECT_EQ(lines(compare_fingerprints(fingerprint, current).differences),
+            (std::vector<std::string>{
+                "CPU model: recorded AMD EPYC 7B13, current Intel(R) Xeon(R) Platinum 8480+",
+                "usable CPUs: recorded 2, current 1",
+                "arm baseline: code hash: recorded " + kCpuCodeHash + ", current " +
+                    std::string(64, 'e'),
+                "arm 1 thread: code hash: recorded " + kCpuCodeHash + ", current " +
+                    std::string(64, 'e'),
+                "note: commit: recorded 0123456789ab, current fedcba987654",
+                "note: host: recorded vm, current other-vm"}));
+}
+
+TEST(CompareFingerprints, CpuRunAtAnotherCommitWithTheSameCodeIsVerified) {
+  const Fingerprint fingerprint = fingerprint_of(cpu_record());
+  Fingerprint current = fingerprint;
+  current.commit = "fedcba987654";
+  const auto differences = compare_fingerprints(fingerprint, current).differences;
+  ASSERT_EQ(differences.size(), 1u);
+  EXPECT_FALSE(differences[0].blocking);
+  EXPECT_EQ(differences[0].what, "commit");
+}
+
+TEST(CompareFingerprints, CudaRunSaysWhatItCompared) {
+  const Comparison comparison = compare_fingerprints(recorded(), recorded());
+  EXPECT_EQ(comparison.compared,
+            (std::vector<std::string>{"backend", "GPU", "SM count", "peak SM clock",
+                                      "memory clock", "the code hashes of 6 arms",
+                                      "the configs of 6 arms"}));
+  EXPECT_EQ(comparison.noted,
+            (std::vector<std::string>{"commit", "driver", "CUDA runtime", "host"}));
+}
+
+TEST(CompareFingerprints, CommandRunRecordsWhatRanAndVerifiesOnTheSameMachine) {
+  const ab::RunRecord record = command_record();
+  const auto json = fingerprint_json(fingerprint_of(record));
+  EXPECT_EQ(json["backend"], "none");
+  EXPECT_EQ(json["gpu"], "none") << "no GPU was visible: a fact, not an unknown";
+  EXPECT_TRUE(json["sm_count"].is_null());
+  EXPECT_EQ(json["cpu_model"], "AMD EPYC 7B13");
+
+  // What verify gathers on the same machine: the machine read the same way, and the arms'
+  // configs and command hashes from the experiment file.
+  Fingerprint current = machine_fingerprint(record.environment);
+  for (const FingerprintArm& arm : fingerprint_of(record).arms) {
+    if (arm.role != ab::ArmRole::kBaselineRepeat) current.arms.push_back(arm);
+  }
+  const Comparison comparison =
+      compare_fingerprints(written_and_read(fingerprint_of(record)), current);
+  EXPECT_TRUE(comparison.differences.empty())
+      << ::testing::PrintToString(lines(comparison.differences));
+  EXPECT_EQ(comparison.compared,
+            (std::vector<std::string>{"backend", "CPU model", "hardware threads", "usable CPUs",
+                                      "GPUs visible", "the code hashes of 2 arms",
+                                      "the configs of 2 arms"}));
+  current.gpu = "NVIDIA H200";
+  EXPECT_EQ(lines(compare_fingerprints(fingerprint_of(record), current).differences),
+            (std::vector<std::string>{"GPUs visible: recorded none, current NVIDIA H200"}));
+}
+
+TEST(CompareFingerprints, UnknownFieldsAreListedAsNotCompared) {
+  Fingerprint old_cpu = fingerprint_of(cpu_record());
+  old_cpu.cpu_model.clear();
+  old_cpu.usable_cpus = 0;
+  const Comparison comparison = compare_fingerprints(old_cpu, fingerprint_of(cpu_record()));
+  EXPECT_TRUE(comparison.differences.empty());
+  EXPECT_EQ(comparison.not_compared, (std::vector<std::string>{"CPU model (not recorded)",
+                                                               "usable CPUs (not recorded)"}));
+}
+
+// ---- Schema 1 ---------------------------------------------------------------------------------
+
+TEST(Fingerprint, ReadsTheCommittedH200FingerprintsAndTheyStillVerify) {
+  const std::filesystem::path path = std::filesystem::path(MLALAB_SOURCE_DIR) /
+                                     "docs/results/2026-11-29-h200-final/ab/occupancy/"
+                                     "fingerprint.json";
+  const Fingerprint fingerprint = read_fingerprint(path);
+  EXPECT_EQ(fingerprint.backend, "cuda");
+  EXPECT_EQ(fingerprint.gpu, "NVIDIA H200");
+  EXPECT_EQ(fingerprint.sm_count, 132);
+  EXPECT_EQ(fingerprint.max_sm_clock_mhz, 1980);
+  EXPECT_EQ(fingerprint.mem_clock_mhz, 3201);
+  EXPECT_TRUE(fingerprint.cpu_model.empty()) << "schema 1 did not record the CPU";
+  ASSERT_EQ(fingerprint.arms.size(), 4u);
+  EXPECT_EQ(fingerprint.arms[2].name, "8 warps");
+  EXPECT_EQ(fingerprint.arms[2].config.at("split"), "target_ctas:512");
+  EXPECT_EQ(fingerprint.arms[2].config.at("cpu_threads"), std::nullopt)
+      << "schema 1's placeholder 0 on the cuda backend";
+
+  // What this build gathers on that H200 with the same kernels: the machine and the hashes as
+  // recorded, and the configs of experiments/occupancy.toml's arms as config_fields gives them.
+  const auto kernel = [](std::string name, std::string variant) {
+    return ab::Arm{.name = std::move(name),
+                   .prediction_pct = std::nullopt,
+                   .config = ab::KernelArm{.variant = std::move(variant),
+                                           .split = *parse_split_policy("target_ctas:512"),
+                                           .cpu_threads = 0}};
+  };
+  Fingerprint current = fingerprint;
+  current.arms.clear();
+  for (const FingerprintArm& arm : fingerprint.arms) {
+    if (arm.role == ab::ArmRole::kBaselineRepeat) continue;
+    FingerprintArm now = arm;
+    now.config = config_fields(kernel(arm.name, *arm.config.at("variant")), "cuda");
+    current.arms.push_back(now);
+  }
+  const Comparison comparison = compare_fingerprints(fingerprint, current);
+  EXPECT_TRUE(comparison.differences.empty())
+      << ::testing::PrintToString(lines(comparison.differences));
+  EXPECT_EQ(comparison.compared,
+            (std::vector<std::string>{"backend", "GPU", "SM count", "peak SM clock",
+                                      "memory clock", "the code hashes of 3 arms",
+                                      "the configs of 3 arms"}));
+  // Written again in schema 2, it reads back the same.
+  EXPECT_EQ(fingerprint_json(written_and_read(fingerprint)), fingerprint_json(fingerprint));
+}
+
+TEST(Fingerprint, ReadsEveryCommittedFingerprint) {
+  int read = 0;
+  for (const auto& entry :
+       std::filesystem::recursive_directory_iterator(std::filesystem::path(MLALAB_SOURCE_DIR) /
+                                                     "docs/results")) {
+    if (entry.path().filename() != "fingerprint.json") continue;
+    const Fingerprint fingerprint = read_fingerprint(entry.path());
+    EXPECT_TRUE(compare_fingerprints(fingerprint, fingerprint).differences.empty())
+        << entry.path();
+    ++read;
+  }
+  EXPECT_GE(read, 4);
+}
+
+TEST(Fingerprint, Schema1PlaceholdersReadAsUnknownAndCommandRunsAsBackendNone) {
+  // As schema 1 wrote a CPU run and a command run (backend cuda, without a GPU).
+  nlohmann::json cpu = {
+      {"schema", "mlalab.ab.fingerprint/1"}, {"experiment", "cpu-demo"},
+      {"started_utc", "2026-11-30T10:00:00Z"}, {"backend", "cpu"},
+      {"gpu", "cpu (2 threads)"}, {"sm_count", 0}, {"sm_clock_mhz", -1},
+      {"max_sm_clock_mhz", -1}, {"mem_clock_mhz", -1}, {"driver", ""}, {"cuda_runtime", ""},
+      {"commit", "0123456789ab"}, {"host", "vm"},
+      {"arms",
+       {{{"name", "baseline"}, {"role", "baseline"}, {"config_text", "cpu threads=2"},
+         {"config",
+          {{"cpu_threads", "2"}, {"kind", "kernel"}, {"split", "heuristic"}, {"variant", "cpu"}}},
+         {"code_hash", ""}, {"valid", true}}}}};
+  const Fingerprint cpu_run = fingerprint_from_json(cpu);
+  EXPECT_EQ(cpu_run.backend, "cpu");
+  EXPECT_EQ(cpu_run.gpu, "") << "'cpu (2 threads)' named no GPU";
+  EXPECT_EQ(cpu_run.sm_count, 0);
+  EXPECT_EQ(cpu_run.arms[0].config.at("split"), std::nullopt);
+  EXPECT_EQ(cpu_run.arms[0].config.at("cpu_threads"), "2");
+  EXPECT_EQ(cpu_run.arms[0].code_hash, "");
+
+  nlohmann::json command = cpu;
+  command["backend"] = "cuda";
+  command["arms"][0]["config"] = {{"kind", "command"}, {"command", "echo metric: 1"},
+                                  {"metric_regex", "metric: (.*)"}, {"direction", "higher"},
+                                  {"timeout_s", "5"}};
+  const Fingerprint command_run = fingerprint_from_json(command);
+  EXPECT_EQ(command_run.backend, "none");
+  EXPECT_EQ(command_run.gpu, "") << "unknown: schema 1 did not record the visible GPUs";
 }
 
 }  // namespace

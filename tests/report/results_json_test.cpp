@@ -196,5 +196,130 @@ TEST(ResultsJson, ReadsAFile) {
   EXPECT_THROW(read_results_json(path), std::runtime_error);
 }
 
+// ---- Nulls for what is unknown or does not apply ----------------------------------------------
+
+// The synthetic record as the CPU backend would have run it: CPU arms, no GPU, no clock.
+ab::RunRecord cpu_run() {
+  ab::RunRecord record = analysed();
+  record.experiment.backend = "cpu";
+  const auto on_cpu = [](ab::Arm& arm, int threads) {
+    arm.config = ab::KernelArm{.variant = ab::kCpuVariant, .split = {}, .cpu_threads = threads};
+  };
+  on_cpu(record.experiment.baseline, 2);
+  for (ab::Arm& variant : record.experiment.variants) on_cpu(variant, 1);
+  for (ab::ArmRecord& arm : record.arms) on_cpu(arm.arm, arm.role == ab::ArmRole::kVariant ? 1 : 2);
+  record.environment = {};
+  record.environment.backend = "cpu";
+  record.environment.commit = "0123456789ab";
+  record.environment.host = "vm";
+  record.environment.cpu_model = "AMD EPYC 7B13";
+  record.environment.hardware_threads = 2;
+  record.environment.usable_cpus = 1;
+  record.environment.load_at_start = {.load_1min = 0.34, .load_5min = 0.7, .load_15min = 0.4,
+                                      .other_cpu_share = 0.25, .share_window_s = 0.5};
+  record.environment.load_at_end = {.load_1min = 1.5, .load_5min = std::nullopt,
+                                    .load_15min = std::nullopt, .other_cpu_share = std::nullopt,
+                                    .share_window_s = 0.0};
+  for (ab::Sample& sample : record.samples) {
+    sample.sm_clock_mhz = -1;
+    sample.throttled = false;
+  }
+  return record;
+}
+
+TEST(ResultsJson, CpuRunWritesNullWhereNothingApplies) {
+  const auto json = nlohmann::json::parse(written(cpu_run()));
+  EXPECT_EQ(json["schema"], "mlalab.ab.results/2");
+  const auto& environment = json["environment"];
+  for (const char* key : {"gpu", "sm_count", "sm_clock_mhz", "max_sm_clock_mhz", "mem_clock_mhz",
+                          "driver", "cuda_runtime"}) {
+    EXPECT_TRUE(environment[key].is_null()) << key << ": " << environment[key];
+  }
+  EXPECT_EQ(environment["cpu_model"], "AMD EPYC 7B13");
+  EXPECT_EQ(environment["usable_cpus"], 1);
+  EXPECT_EQ(environment["load_at_start"]["other_cpu_share"], 0.25);
+  EXPECT_TRUE(environment["load_at_end"]["load_5min"].is_null());
+  EXPECT_TRUE(environment["load_at_end"]["share_window_s"].is_null());
+  EXPECT_TRUE(json["experiment"]["baseline"]["split"].is_null()) << "the CPU backend has none";
+  EXPECT_EQ(json["experiment"]["baseline"]["cpu_threads"], 2);
+  EXPECT_TRUE(json["arms"][2]["config"]["split"].is_null());
+  EXPECT_TRUE(json["experiment"]["measure"]["throttle_fraction"].is_null());
+  EXPECT_TRUE(json["samples"][0]["sm_clock_mhz"].is_null());
+  EXPECT_TRUE(json["partial_reason"].is_null());
+  EXPECT_TRUE(json["arms"][0]["invalid_reason"].is_null());
+  EXPECT_EQ(json["arms"][6]["invalid_reason"], "out[0][3][17] = nan, reference 0.25");
+}
+
+TEST(ResultsJson, CudaRunHasNoCpuThreadsAndNoUnusedContextFields) {
+  const auto json = nlohmann::json::parse(written(analysed()));
+  EXPECT_EQ(json["experiment"]["baseline"]["split"], "heuristic");
+  EXPECT_TRUE(json["experiment"]["baseline"]["cpu_threads"].is_null());
+  const auto& context = json["experiment"]["sweep"]["context"];
+  EXPECT_EQ(context["kind"], "fixed");
+  EXPECT_EQ(context["length"], 4096);
+  EXPECT_TRUE(context["min_length"].is_null());
+  EXPECT_TRUE(context["max_length"].is_null());
+  EXPECT_TRUE(context["sigma"].is_null());
+}
+
+TEST(ResultsJson, CommandRunWritesNullForTheKernelSettings) {
+  ab::RunRecord record = analysed();
+  record.experiment.backend = ab::kNoBackend;
+  const ab::Arm command{.name = "baseline",
+                        .prediction_pct = std::nullopt,
+                        .config = ab::CommandArm{.command = "bench",
+                                                 .env = {},
+                                                 .metric_regex = "([0-9]+)",
+                                                 .direction = ab::Direction::kHigherIsBetter,
+                                                 .timeout_s = 30}};
+  record.experiment.baseline = command;
+  for (ab::Arm& variant : record.experiment.variants) variant.config = command.config;
+  for (ab::ArmRecord& arm : record.arms) arm.arm.config = command.config;
+  for (ab::PointRecord& point : record.points) point.splits = 0;
+  for (ab::Sample& sample : record.samples) sample.time_us = 0.0;
+  const auto json = nlohmann::json::parse(written(record));
+  const auto& sweep = json["experiment"]["sweep"];
+  for (const char* key : {"layout", "heads", "page_size", "context"}) {
+    EXPECT_TRUE(sweep[key].is_null()) << key;
+  }
+  EXPECT_TRUE(json["experiment"]["measure"]["launches_per_sample"].is_null());
+  EXPECT_TRUE(json["points"][0]["splits"].is_null());
+  EXPECT_TRUE(json["points"][0]["context_lengths"].is_null());
+  EXPECT_TRUE(json["samples"][0]["time_us"].is_null());
+  // The nulls read back as the defaults, and the file written again is the same file.
+  const ab::RunRecord back = record_from_json(json);
+  EXPECT_EQ(back.experiment.sweep.heads, ab::Sweep{}.heads);
+  EXPECT_EQ(back.points[0].splits, 0);
+  EXPECT_EQ(written(back), written(record));
+}
+
+TEST(ResultsJson, RoundTripsTheHostAndItsLoad) {
+  const ab::RunRecord record = cpu_run();
+  const ab::RunRecord back = record_from_json(nlohmann::json::parse(written(record)));
+  EXPECT_EQ(back.environment.cpu_model, "AMD EPYC 7B13");
+  EXPECT_EQ(back.environment.hardware_threads, 2);
+  EXPECT_EQ(back.environment.usable_cpus, 1);
+  EXPECT_EQ(back.environment.load_at_start.load_15min, 0.4);
+  EXPECT_EQ(back.environment.load_at_start.other_cpu_share, 0.25);
+  EXPECT_EQ(back.environment.load_at_start.share_window_s, 0.5);
+  EXPECT_EQ(back.environment.load_at_end.load_1min, 1.5);
+  EXPECT_FALSE(back.environment.load_at_end.other_cpu_share);
+  EXPECT_EQ(written(back), written(record));
+}
+
+TEST(ResultsJson, ReadsTheCommittedSchema1Results) {
+  const ab::RunRecord record = read_results_json(
+      std::filesystem::path(MLALAB_SOURCE_DIR) /
+      "docs/results/2026-11-29-h200-final/ab/occupancy/results.json");
+  EXPECT_EQ(record.environment.backend, "cuda");
+  EXPECT_EQ(record.environment.gpu, "NVIDIA H200");
+  EXPECT_EQ(record.environment.sm_count, 132);
+  EXPECT_TRUE(record.environment.cpu_model.empty()) << "schema 1 did not record the CPU";
+  EXPECT_FALSE(record.environment.load_at_start.load_1min);
+  EXPECT_EQ(record.arms.size(), 4u);
+  EXPECT_FALSE(record.samples.empty());
+  EXPECT_TRUE(record.analysis);
+}
+
 }  // namespace
 }  // namespace mlalab::report

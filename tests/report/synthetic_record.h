@@ -147,7 +147,13 @@ inline ab::RunRecord synthetic_record(std::vector<double> baseline_level = kBase
                         .driver = "570.86.15 (CUDA 12.8)",
                         .cuda_runtime = "13.0",
                         .commit = "0123456789ab",
-                        .host = "gpu-node-7"};
+                        .host = "gpu-node-7",
+                        // The host's CPU and load unknown, as in results.json of schema 1.
+                        .cpu_model = {},
+                        .hardware_threads = 0,
+                        .usable_cpus = 0,
+                        .load_at_start = {},
+                        .load_at_end = {}};
   record.arms.push_back(arm_record(experiment.baseline, "baseline", ab::ArmRole::kBaseline));
   record.arms.push_back(
       arm_record(experiment.baseline, "baseline (A′)", ab::ArmRole::kBaselineRepeat));

@@ -1,0 +1,205 @@
+// `mlalab verify` end to end, on the CPU alone: a fingerprint that `mlalab ab` has just written
+// (a CPU run and a command run) verifies on the same machine, and says exactly what it
+// compared; what a CPU run depends on (the usable CPUs, the CPU backend's code) is a
+// difference, the commit and the host are notes.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "kernels/registry.h"
+
+namespace mlalab::cli {
+namespace {
+
+constexpr int kExitVerified = 0;
+constexpr int kExitDifferent = 1;
+constexpr int kExitError = 2;
+
+// The smallest CPU run: one point, 2 threads against 1, a few rounds of 128-token requests.
+constexpr const char* kCpuExperiment = R"(name = "tiny-cpu"
+hypothesis = "2 threads beat 1"
+backend = "cpu"
+[sweep]
+concurrency = [1]
+context = 128
+[measure]
+launches_per_sample = 1
+max_minutes = 1
+throttle_fraction = 0
+[decision]
+min_rounds = 2
+max_rounds = 3
+resamples = 200
+[baseline]
+variant = "cpu"
+threads = 2
+[[variant]]
+name = "1 thread"
+threads = 1
+)";
+
+constexpr const char* kCommandExperiment = R"(name = "tiny-commands"
+hypothesis = "printing 110 beats printing 100"
+[sweep]
+concurrency = [1]
+[decision]
+min_rounds = 2
+max_rounds = 3
+resamples = 200
+[baseline]
+command = "echo metric: 100"
+metric = 'metric: ([0-9.]+)'
+better = "higher"
+timeout_s = 5
+[[variant]]
+name = "more"
+command = "echo metric: 110"
+)";
+
+struct Outcome {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+int usable_cpus() {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  return sched_getaffinity(0, sizeof(mask), &mask) == 0 ? CPU_COUNT(&mask) : 0;
+}
+
+class VerifyCommand : public testing::Test {
+ protected:
+  void SetUp() override {
+    folder_ = std::filesystem::path(testing::TempDir()) /
+              fmt::format("mlalab_verify_test_{}_{}", getpid(),
+                          testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(folder_);
+  }
+  void TearDown() override { std::filesystem::remove_all(folder_); }
+
+  // `[prefix] mlalab <arguments>` through the shell.
+  Outcome run_mlalab(const std::string& arguments, const std::string& prefix = "") const {
+    const std::string command =
+        fmt::format("{} {} {} >{} 2>{}", prefix, MLALAB_BINARY, arguments,
+                    (folder_ / "stdout").string(), (folder_ / "stderr").string());
+    const int raw = std::system(command.c_str());
+    return Outcome{.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1,
+                   .out = read_text(folder_ / "stdout"),
+                   .err = read_text(folder_ / "stderr")};
+  }
+
+  // Runs the experiment with `mlalab ab` and returns its results folder.
+  std::filesystem::path run_experiment(const std::string& name, const char* text) {
+    const std::filesystem::path file = folder_ / (name + ".toml");
+    std::ofstream(file) << text;
+    const std::filesystem::path out = folder_ / "results";
+    ab_ = run_mlalab(fmt::format("ab {} --out {}", file.string(), out.string()));
+    EXPECT_NE(ab_.status, kExitError) << ab_.err;
+    for (const auto& entry : std::filesystem::directory_iterator(out)) return entry.path();
+    ADD_FAILURE() << "no results folder: " << ab_.err;
+    return {};
+  }
+
+  std::filesystem::path folder_;
+  Outcome ab_;
+};
+
+TEST_F(VerifyCommand, CpuRunVerifiesOnTheSameMachineAndSaysWhatItCompared) {
+  const std::filesystem::path run = run_experiment("tiny-cpu", kCpuExperiment);
+  const std::string fingerprint = (run / "fingerprint.json").string();
+  // The run recorded the CPU backend's code hash and the host's load, start and end.
+  const auto json = nlohmann::json::parse(read_text(fingerprint));
+  EXPECT_EQ(json["arms"][0]["code_hash"], std::string(kernels::cpu_backend_code_hash()));
+  EXPECT_NE(ab_.err.find("host load at the start: load average"), std::string::npos) << ab_.err;
+  const auto results = nlohmann::json::parse(read_text(run / "results.json"));
+  EXPECT_TRUE(results["environment"]["load_at_end"]["other_cpu_share"].is_number());
+
+  const Outcome verify = run_mlalab("verify " + fingerprint);
+  EXPECT_EQ(verify.status, kExitVerified) << verify.out << verify.err;
+  EXPECT_NE(verify.out.find("\nCompared: backend, CPU model, hardware threads, usable CPUs, the "
+                            "code hashes of 2 arms; noted when different: commit, host\n"),
+            std::string::npos)
+      << verify.out;
+  EXPECT_EQ(verify.out.find("GPU"), std::string::npos) << "a CPU run compares no GPU";
+  EXPECT_NE(verify.out.find("\nverified\n"), std::string::npos) << verify.out;
+}
+
+TEST_F(VerifyCommand, CpuRunUnderTasksetIsADifference) {
+  if (usable_cpus() < 2 || std::system("command -v taskset >/dev/null") != 0) {
+    GTEST_SKIP() << "needs taskset and 2 usable CPUs";
+  }
+  const std::string fingerprint =
+      (run_experiment("tiny-cpu", kCpuExperiment) / "fingerprint.json").string();
+  const Outcome verify = run_mlalab("verify " + fingerprint, "taskset -c 0");
+  EXPECT_EQ(verify.status, kExitDifferent) << verify.out << verify.err;
+  EXPECT_NE(verify.out.find(fmt::format("  usable CPUs: recorded {}, current 1\n", usable_cpus())),
+            std::string::npos)
+      << verify.out;
+}
+
+TEST_F(VerifyCommand, CpuRunWithOtherCodeDiffersAndAtAnotherCommitOrHostIsNoted) {
+  const std::filesystem::path fingerprint =
+      run_experiment("tiny-cpu", kCpuExperiment) / "fingerprint.json";
+  auto json = nlohmann::json::parse(read_text(fingerprint));
+  json["commit"] = "000000000000";
+  json["host"] = "elsewhere";
+  std::ofstream(fingerprint) << json.dump(2);
+  Outcome verify = run_mlalab("verify " + fingerprint.string());
+  EXPECT_EQ(verify.status, kExitVerified) << verify.out;
+  EXPECT_NE(verify.out.find("note: commit: recorded 000000000000, current "), std::string::npos)
+      << verify.out;
+  EXPECT_NE(verify.out.find("note: host: recorded elsewhere, current "), std::string::npos)
+      << verify.out;
+
+  json["arms"][2]["code_hash"] = std::string(64, 'e');  // the variant, built from other code
+  std::ofstream(fingerprint) << json.dump(2);
+  verify = run_mlalab("verify " + fingerprint.string());
+  EXPECT_EQ(verify.status, kExitDifferent) << verify.out;
+  EXPECT_NE(verify.out.find(fmt::format("  arm 1 thread: code hash: recorded {}, current {}\n",
+                                        std::string(64, 'e'), kernels::cpu_backend_code_hash())),
+            std::string::npos)
+      << verify.out;
+}
+
+TEST_F(VerifyCommand, CommandRunVerifiesOnTheSameMachine) {
+  const std::filesystem::path experiment = folder_ / "tiny-commands.toml";
+  const std::filesystem::path run = run_experiment("tiny-commands", kCommandExperiment);
+  // What ran: command arms on this host, no kernel backend.
+  EXPECT_NE(ab_.err.find("as command arms on host "), std::string::npos) << ab_.err;
+  const auto json = nlohmann::json::parse(read_text(run / "fingerprint.json"));
+  EXPECT_EQ(json["backend"], "none");
+  EXPECT_TRUE(json["sm_count"].is_null());
+
+  const std::string fingerprint = (run / "fingerprint.json").string();
+  Outcome verify = run_mlalab("verify " + fingerprint);
+  EXPECT_EQ(verify.status, kExitVerified) << verify.out << verify.err;
+  EXPECT_NE(verify.out.find("\nCompared: backend, CPU model, hardware threads, usable CPUs, GPUs "
+                            "visible; noted when different: commit, host\n"),
+            std::string::npos)
+      << verify.out;
+  verify = run_mlalab(fmt::format("verify {} --experiment {}", fingerprint, experiment.string()));
+  EXPECT_EQ(verify.status, kExitVerified) << verify.out << verify.err;
+  EXPECT_NE(verify.out.find("GPUs visible, the code hashes of 2 arms, the configs of 2 arms;"),
+            std::string::npos)
+      << verify.out;
+}
+
+}  // namespace
+}  // namespace mlalab::cli
