@@ -74,14 +74,21 @@ Measurement from_time(int batch, double time_us) {
 
 class CpuArm final : public PreparedArm {
  public:
-  CpuArm(bench::HostProblem& problem, int threads, int launches)
-      : problem_(problem), threads_(threads), launches_(launches) {}
+  CpuArm(bench::HostProblem& problem, int threads, int launches,
+         const std::atomic<int>* stop_signal)
+      : problem_(problem), threads_(threads), launches_(launches), stop_signal_(stop_signal) {}
 
-  Measurement measure() override {
+  Measurement measure(const SampleLimits& limits) override {
     std::vector<double> times_us;
     times_us.reserve(launches_);
     for (int launch = 0; launch < launches_; ++launch) {
+      if (stop_signal_ != nullptr && stop_signal_->load() != 0) {
+        return Measurement{.failure = "stopped", .cut = SampleCut::kStopSignal};
+      }
       const auto start = std::chrono::steady_clock::now();
+      if (start >= limits.deadline) {
+        return Measurement{.failure = "the run's budget ran out", .cut = SampleCut::kDeadline};
+      }
       if (const auto error = kernels::run_cpu_backend(problem_.params(), threads_)) {
         return Measurement{.failure = error->message()};
       }
@@ -94,14 +101,16 @@ class CpuArm final : public PreparedArm {
   bench::HostProblem& problem_;
   int threads_;
   int launches_;
+  const std::atomic<int>* stop_signal_;
 };
 
 class CpuPoint final : public KernelPoint {
  public:
-  explicit CpuPoint(const PointWorkload& workload)
+  CpuPoint(const PointWorkload& workload, const std::atomic<int>* stop_signal)
       : problem_(bench::make_problem(problem_spec(workload))),
         reference_(problem_, bench::validation_batch_indices(problem_.spec.batch)),
-        launches_(workload.launches_per_sample) {}
+        launches_(workload.launches_per_sample),
+        stop_signal_(stop_signal) {}
 
   Preparation prepare(const KernelArm& arm) override {
     const int threads = resolved_cpu_threads(arm.cpu_threads);
@@ -116,7 +125,7 @@ class CpuPoint final : public KernelPoint {
       preparation.invalid_reason = std::move(*failure);
       return preparation;
     }
-    preparation.arm = std::make_unique<CpuArm>(problem_, threads, launches_);
+    preparation.arm = std::make_unique<CpuArm>(problem_, threads, launches_, stop_signal_);
     return preparation;
   }
 
@@ -124,15 +133,22 @@ class CpuPoint final : public KernelPoint {
   bench::HostProblem problem_;
   bench::LazyReference reference_;
   int launches_;
+  const std::atomic<int>* stop_signal_;
 };
 
 class CpuBackend final : public KernelBackend {
  public:
+  explicit CpuBackend(const std::atomic<int>* stop_signal) : stop_signal_(stop_signal) {}
   std::string name() const override { return "cpu"; }
   std::unique_ptr<KernelPoint> begin_point(const PointWorkload& workload) override {
-    return std::make_unique<CpuPoint>(workload);
+    return std::make_unique<CpuPoint>(workload, stop_signal_);
   }
-  std::string code_hash(const KernelArm&) const override { return {}; }
+  std::string code_hash(const KernelArm&) const override {
+    return std::string(kernels::cpu_backend_code_hash());
+  }
+
+ private:
+  const std::atomic<int>* stop_signal_;
 };
 
 // ---- CUDA backend ---------------------------------------------------------------------------
@@ -155,7 +171,9 @@ class CudaArm final : public PreparedArm {
 
   void warm_up() override { timer_.warm_up(); }
 
-  Measurement measure() override {
+  // A sample is launches_per_sample graph replays of microseconds to milliseconds each: too
+  // short to be worth cutting at the deadline, which the runner checks between samples.
+  Measurement measure(const SampleLimits&) override {
     return from_time(batch_, bench::median(timer_.time_calls_us(launches_)));
   }
 
@@ -319,15 +337,24 @@ class CommandRunArm final : public PreparedArm {
     env_[kConcurrencyEnvVar] = std::to_string(concurrency);
   }
 
-  Measurement measure() override {
-    const CommandResult result = run_shell_command(arm_.command, env_, arm_.timeout_s,
-                                                   stop_signal_);
-    if (result.interrupted) return Measurement{.failure = "interrupted", .interrupted = true};
+  Measurement measure(const SampleLimits& limits) override {
+    // The run's deadline, when it comes first, bounds the command like its own timeout.
+    const double until_deadline_s =
+        std::chrono::duration<double>(limits.deadline - std::chrono::steady_clock::now()).count();
+    const bool deadline_first = until_deadline_s < arm_.timeout_s;
+    const CommandResult result =
+        run_shell_command(arm_.command, env_, deadline_first ? std::max(0.0, until_deadline_s)
+                                                             : arm_.timeout_s,
+                          stop_signal_);
+    if (result.interrupted) return Measurement{.failure = "stopped", .cut = SampleCut::kStopSignal};
+    if (result.timed_out && deadline_first) {
+      return Measurement{.failure = "the run's budget ran out", .cut = SampleCut::kDeadline};
+    }
     if (!result.spawn_error.empty() || result.timed_out || result.exit_status != 0) {
       return Measurement{.failure = describe_failure(result, arm_.timeout_s)};
     }
     std::string failure;
-    const auto value = extract_metric(result.output, pattern_, &failure);
+    const auto value = extract_metric(result, pattern_, &failure);
     if (!value) return Measurement{.failure = std::move(failure)};
     return Measurement{.value = value};
   }
@@ -346,7 +373,9 @@ int resolved_cpu_threads(int requested) {
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
-std::unique_ptr<KernelBackend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+std::unique_ptr<KernelBackend> make_cpu_backend(const std::atomic<int>* stop_signal) {
+  return std::make_unique<CpuBackend>(stop_signal);
+}
 
 std::unique_ptr<KernelBackend> make_cuda_backend(const bench::DeviceInfo& device) {
   return std::make_unique<CudaBackend>(device);
@@ -489,18 +518,28 @@ CommandResult run_shell_command(const std::string& command,
   return result;
 }
 
-std::optional<double> extract_metric(const std::string& output, const std::regex& pattern,
+std::optional<double> extract_metric(const CommandResult& result, const std::regex& pattern,
                                      std::string* failure) {
+  const std::string& output = result.output;
   std::smatch match;
   if (!std::regex_search(output, match, pattern)) {
     const std::string last = last_line(output);
-    *failure = last.empty() ? std::string("metric_regex matched nothing: the output was empty")
-                            : fmt::format("metric_regex matched nothing (last line of output: {})",
-                                          last);
+    const std::string error = last_line(result.error_tail);
+    if (!last.empty()) {
+      *failure = fmt::format("metric matched nothing on stdout (its last line: {})", last);
+    } else if (!error.empty()) {
+      // A benchmark that logs to stderr: the number may well be there, but the metric is
+      // read from stdout only.
+      *failure = fmt::format("stdout was empty, and the metric is read from stdout; stderr "
+                             "ended with: {} (redirect with 2>&1 if the number is there)",
+                             error);
+    } else {
+      *failure = "metric matched nothing: stdout and stderr were both empty";
+    }
     return std::nullopt;
   }
   if (match.size() < 2 || !match[1].matched) {
-    *failure = "metric_regex matched, but its first capture group did not";
+    *failure = "metric matched on stdout, but its first capture group did not";
     return std::nullopt;
   }
   std::string text = trimmed(match[1].str());
@@ -527,12 +566,12 @@ Preparation prepare_command_arm(const CommandArm& arm, int concurrency,
     pattern = std::regex(arm.metric_regex, std::regex::ECMAScript);
   } catch (const std::regex_error& error) {
     preparation.invalid_reason =
-        fmt::format("metric_regex '{}' does not compile: {}", arm.metric_regex, error.what());
+        fmt::format("metric '{}' does not compile: {}", arm.metric_regex, error.what());
     return preparation;
   }
   if (pattern.mark_count() < 1) {
     preparation.invalid_reason =
-        fmt::format("metric_regex '{}' has no capture group for the metric", arm.metric_regex);
+        fmt::format("metric '{}' has no capture group for the number", arm.metric_regex);
     return preparation;
   }
   if (!(arm.timeout_s > 0)) {

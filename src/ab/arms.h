@@ -32,12 +32,26 @@
 
 namespace mlalab::ab {
 
+// Why a sample was cut short. A cut sample is neither a value nor a failure of the arm: what
+// it measured is discarded.
+enum class SampleCut {
+  kNone,
+  kStopSignal,  // the stop signal was raised (Ctrl-C): a running command is killed
+  kDeadline,    // the run's budget ran out: a running command is killed
+};
+
 // What one sample of one arm gave.
 struct Measurement {
-  std::optional<double> value{};  // the metric; nullopt when the sample failed
-  double time_us = 0.0;         // kernel arms: the sample's median call time
+  std::optional<double> value{};  // the metric; nullopt when the sample failed or was cut
+  double time_us = 0.0;           // kernel arms: the sample's median call time
   std::string failure{};          // why there is no value
-  bool interrupted = false;     // stopped by the stop signal: neither a sample nor a failure
+  SampleCut cut = SampleCut::kNone;
+};
+
+// What bounds one sample: the run's budget ends at `deadline`, and a sample still running then
+// is cut (SampleCut::kDeadline), so that the budget bounds the whole run.
+struct SampleLimits {
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 // One arm, prepared at one sweep point.
@@ -46,7 +60,7 @@ class PreparedArm {
   virtual ~PreparedArm() = default;
   // Brings the clocks up after a pause (before a point's first round); not timed.
   virtual void warm_up() {}
-  virtual Measurement measure() = 0;
+  virtual Measurement measure(const SampleLimits& limits) = 0;
 };
 
 // The problem of one sweep point, as kernel arms see it.
@@ -86,8 +100,10 @@ class KernelBackend {
   virtual std::string code_hash(const KernelArm& arm) const = 0;
 };
 
-// The CPU backend (kernels/cpu): every kernel arm runs it, with the arm's thread count.
-std::unique_ptr<KernelBackend> make_cpu_backend();
+// The CPU backend (kernels/cpu): every kernel arm runs it, with the arm's thread count. A
+// sample of many calls checks *stop_signal and its deadline between calls, so that a long
+// sample (seconds per call at large contexts) is cut within one call.
+std::unique_ptr<KernelBackend> make_cpu_backend(const std::atomic<int>* stop_signal = nullptr);
 // The CUDA backend on the current device. Throws bench::CudaError when the device is unusable.
 std::unique_ptr<KernelBackend> make_cuda_backend(const bench::DeviceInfo& device);
 
@@ -118,13 +134,15 @@ CommandResult run_shell_command(const std::string& command,
                                 const std::map<std::string, std::string>& env, double timeout_s,
                                 const std::atomic<int>* stop_signal = nullptr);
 
-// The first capture group of `pattern`'s first match in `output`, as a positive finite number;
-// nullopt with the reason in *failure otherwise.
-std::optional<double> extract_metric(const std::string& output, const std::regex& pattern,
+// The first capture group of `pattern`'s first match in the command's stdout, as a positive
+// finite number; nullopt with the reason in *failure otherwise (saying where it looked, and
+// what stderr had when stdout had nothing).
+std::optional<double> extract_metric(const CommandResult& result, const std::regex& pattern,
                                      std::string* failure);
 
 // A command arm at a sweep point (MLALAB_CONCURRENCY = concurrency). The arm is INVALID (null
-// arm, reason set) when its regex does not compile or has no capture group.
+// arm, reason set) when its metric regex does not compile or has no capture group. A sample
+// runs for at most the arm's timeout_s and never past the deadline of its SampleLimits.
 Preparation prepare_command_arm(const CommandArm& arm, int concurrency,
                                 const std::atomic<int>* stop_signal);
 

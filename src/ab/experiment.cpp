@@ -16,12 +16,14 @@
 #include <fstream>
 #include <limits>
 #include <memory>
+#include <numeric>
 #include <numbers>
 #include <random>
 #include <regex>
 #include <sstream>
 #include <string_view>
 
+#include "bench/bench_runner.h"
 #include "bench/device_info.h"
 #include "core/validate.h"
 #include "kernels/registry.h"
@@ -267,6 +269,11 @@ class Parser {
     experiment.measure = read_measure(top);
     experiment.stats = read_decision(top);
     read_arms(top, experiment);
+    if (experiment.baseline.is_kernel()) {
+      check_problem_size(experiment);
+    } else {
+      settle_command_backend(top, experiment);
+    }
     check_arms_differ(experiment);
     check_resamples(experiment);
     if (experiment.backend == "cuda") check_feasibility(experiment);
@@ -444,13 +451,14 @@ class Parser {
 
   // ---- [sweep] ----------------------------------------------------------------------------
 
-  Sweep read_sweep(const Scope& top) const {
+  Sweep read_sweep(const Scope& top) {
     const auto scope = get_table(top, "sweep", "[sweep] with concurrency = [...]");
     if (!scope) {
       fail_missing(top, "sweep",
                    "add a [sweep] table with at least concurrency = [...] (the batch sizes)");
     }
     check_keys(*scope, kSweepKeys);
+    sweep_scope_ = scope;
     Sweep sweep;
     if (const auto layout = get_string(*scope, "layout", "\"v4\"")) {
       const auto parsed = parse_layout(layout->value);
@@ -1090,6 +1098,37 @@ class Parser {
     }
   }
 
+  // Kernel arms build each point's problem in memory (and on the GPU): refuse, as bench does,
+  // a sweep whose largest point could not be allocated, before anything runs. The largest
+  // point is the last (concurrencies ascend), and its requests include every smaller point's.
+  void check_problem_size(const Experiment& experiment) const {
+    const Sweep& sweep = experiment.sweep;
+    const int concurrency = sweep.concurrency.back();
+    const std::vector<int> lengths = sample_context_lengths(sweep.context, concurrency);
+    const std::size_t tokens = std::accumulate(lengths.begin(), lengths.end(), std::size_t{0});
+    const std::string shape =
+        sweep.context.kind == ContextSpec::Kind::kFixed
+            ? fmt::format("concurrency {} × context {}", concurrency, sweep.context.length)
+            : fmt::format("concurrency {}, {} tokens in all", concurrency, tokens);
+    if (const auto error = bench::check_kv_cache_size(sweep.layout, tokens, "sweep", shape)) {
+      const toml::node* node = sweep_scope_ ? sweep_scope_->table->get("concurrency") : nullptr;
+      fail(node ? line_of(*node) : 0, "sweep.concurrency",
+           fmt::format("{}: allowed {}, at the largest sweep point", error->value,
+                       error->allowed));
+    }
+  }
+
+  // Command arms run as shell commands, on whatever they use: no kernel backend runs, and a
+  // backend key would claim one that did not (the report and the fingerprint say what ran).
+  void settle_command_backend(const Scope& top, Experiment& experiment) const {
+    if (const toml::node* backend = top.table->get("backend")) {
+      fail(line_of(*backend), "backend",
+           "backend chooses where kernel arms run, and this experiment's arms are commands, "
+           "which run as shell commands: remove the key");
+    }
+    experiment.backend = kNoBackend;
+  }
+
   // The bootstrap p-value is at least 2 / (B + 1). If that cannot pass the strictest level the
   // correction applies, no point can ever be called FASTER or SLOWER: refuse rather than run
   // an experiment that cannot conclude.
@@ -1142,6 +1181,7 @@ class Parser {
   std::vector<std::string> compiled_;
   FeasibilityCheck feasibility_;
   std::optional<Scope> decision_scope_;
+  std::optional<Scope> sweep_scope_;
   std::vector<ArmSource> sources_;  // the baseline's, then each variant's
   ArmSource last_source_;
 };

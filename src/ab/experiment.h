@@ -9,7 +9,8 @@
 //
 //   name       = "occupancy"        required; [a-zA-Z0-9_.-]+, names the results folder
 //   hypothesis = "8 warps per SM hide the gather latency: +15-25%"   required, non-empty
-//   backend    = "cuda"             "cuda" (default) or "cpu": what kernel arms run on
+//   backend    = "cuda"             "cuda" (default) or "cpu": what kernel arms run on;
+//                                   refused when the arms are commands (backend "none")
 //
 //   [sweep]                         required table
 //   layout      = "v4"              "v3" | "v4" (default v4): the cache row width
@@ -103,6 +104,8 @@ struct KernelArm {
 };
 
 inline constexpr const char* kCpuVariant = "cpu";
+// The backend of an experiment whose arms are commands: no kernel backend runs.
+inline constexpr const char* kNoBackend = "none";
 
 // An external-command arm: a whole serving benchmark, say. The command runs once per sample
 // through /bin/sh with the environment overrides (and MLALAB_CONCURRENCY set to the sweep
@@ -170,7 +173,8 @@ struct MeasureSettings {
 struct Experiment {
   std::string name;        // [a-zA-Z0-9_.-]+, used in the results folder name
   std::string hypothesis;  // the why, with its premise
-  std::string backend;     // "cuda" or "cpu"; the CLI's --backend overrides
+  std::string backend;     // "cuda" or "cpu" (kernel arms; the CLI's --backend overrides),
+                           // kNoBackend when the arms are commands
   Arm baseline;
   std::vector<Arm> variants;
   Sweep sweep;

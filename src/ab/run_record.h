@@ -21,8 +21,9 @@ struct ArmRecord {
   Arm arm;                 // its declared config
   std::string config_text; // one line, e.g. "h16_t16_w4_s2 target_ctas:512"
   std::string code_hash;   // kernel arms: SHA-256 of the variant's SASS; commands: of the command line
-  bool valid = true;       // false: failed the reference check at some sweep point; not timed
-                           // from then on (samples of earlier points stay, unanalysed)
+  bool valid = true;       // false: failed the reference check at some sweep point, or gave
+                           // no valid sample there; not timed from then on (samples of
+                           // earlier points stay, unanalysed)
   std::string invalid_reason;
 };
 
@@ -38,6 +39,15 @@ struct Sample {
   bool throttled = false;  // excluded from the statistics
 };
 
+// A sample that gave no value (a command that failed, timed out, or printed no metric). It is
+// not a Sample: the statistics never see it, but the report counts them per arm and point.
+struct SampleFailure {
+  int point = 0;  // index into RunRecord::points
+  int round = 0;
+  int arm = 0;    // index into RunRecord::arms
+  std::string reason;  // e.g. "timed out after 5 s"
+};
+
 struct PointRecord {
   int concurrency = 0;
   std::vector<int> context_lengths;  // the lengths of the batch's requests at this point
@@ -49,10 +59,27 @@ struct PointRecord {
   double elapsed_s = 0.0;
 };
 
+// How busy the host was at one moment of a run (ab/environment.h reads it); nullopt: unknown.
+struct HostLoad {
+  // /proc/loadavg: the machine's runnable tasks (and those waiting for I/O) averaged over 1, 5
+  // and 15 minutes. At the end of a run they include the run's own threads.
+  std::optional<double> load_1min;
+  std::optional<double> load_5min;
+  std::optional<double> load_15min;
+  // The share of the usable CPUs' time that other processes used over the last
+  // share_window_s seconds, in [0, 1]: at the start a short window in which mlalab sleeps, at
+  // the end the whole run.
+  std::optional<double> other_cpu_share;
+  double share_window_s = 0.0;
+};
+
+// Where a run measured. Unknown or not applicable: empty strings, 0 counts, -1 clocks.
 struct EnvironmentRecord {
-  std::string backend;        // "cuda" or "cpu"
-  std::string gpu;            // or "cpu (N threads)"
-  int sm_count = 0;
+  std::string backend;        // "cuda", "cpu", or kNoBackend ("none": command arms only)
+  // cuda: the GPU the kernels ran on. none: the GPUs visible to the commands, "none" when
+  // there is none. cpu: empty (no GPU ran anything).
+  std::string gpu;
+  int sm_count = 0;           // cuda only, as are the clocks, the driver and the runtime
   int sm_clock_mhz = -1;      // at start
   int max_sm_clock_mhz = -1;
   int mem_clock_mhz = -1;
@@ -60,6 +87,11 @@ struct EnvironmentRecord {
   std::string cuda_runtime;
   std::string commit;
   std::string host;
+  std::string cpu_model;      // /proc/cpuinfo's model name
+  int hardware_threads = 0;   // the machine's
+  int usable_cpus = 0;        // the CPUs this process may run on (sched_getaffinity, taskset)
+  HostLoad load_at_start;
+  HostLoad load_at_end;       // read once the run has ended
 };
 
 struct RunRecord {
@@ -68,12 +100,14 @@ struct RunRecord {
   std::vector<ArmRecord> arms;
   std::vector<PointRecord> points;
   std::vector<Sample> samples;
+  std::vector<SampleFailure> failures;
   std::string started_utc;    // ISO 8601
   double elapsed_s = 0.0;
   bool partial = false;       // interrupted (Ctrl-C) or out of budget before every point stopped
   std::string partial_reason;
   std::uint64_t seed = 0;     // the run's seed (order shuffles, bootstrap)
   std::string command_line;   // how to reproduce
+  std::string build_command;  // how to build what ran: the selection of variants and archs
   std::optional<SweepResult> analysis;  // absent when too little was measured
 };
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <ctime>
 #include <limits>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <utility>
@@ -105,11 +106,43 @@ class Progress {
   std::optional<Clock::time_point> last_status_;
 };
 
+// On the CPU backend a kernel arm is the CPU kernel with its thread count: the variant and the
+// split choose CUDA kernels and mean nothing there. Arms that differ only in those would run
+// the same config and be compared as if they differed (an experiment file with two identical
+// arms is refused for the same reason): say which arms collapse, or nullopt when none do.
+std::optional<std::string> collapsed_arms_on_cpu(const std::vector<const Arm*>& arms) {
+  std::map<int, std::vector<std::string>> names_by_threads;
+  for (const Arm* arm : arms) {
+    names_by_threads[std::get<KernelArm>(arm->config).cpu_threads].push_back(
+        fmt::format("'{}'", arm->name));
+  }
+  std::vector<std::string> groups;
+  for (const auto& [threads, names] : names_by_threads) {
+    if (names.size() < 2) continue;
+    const Arm on_cpu{.name = {},
+                     .prediction_pct = {},
+                     .config = KernelArm{.variant = kCpuVariant, .split = {},
+                                         .cpu_threads = threads}};
+    groups.push_back(fmt::format("{} would all run '{}'", fmt::join(names, ", "),
+                                 arm_config_text(on_cpu)));
+  }
+  if (groups.empty()) return std::nullopt;
+  return fmt::format(
+      "on the cpu backend {}: variants and split policies choose CUDA kernels, which the CPU "
+      "backend does not run, so there would be nothing to compare. Run the experiment on a GPU, "
+      "or write a CPU experiment whose arms differ in threads (experiments/cpu-demo.toml)",
+      fmt::join(groups, "; "));
+}
+
 std::string point_label(std::size_t index, std::size_t count, int concurrency) {
   return fmt::format("[point {}/{} C={}]", index + 1, count, concurrency);
 }
 
 enum class PointEnd { kStopped, kInterrupted, kBaselineInvalid, kError };
+
+// How one round's loop over the arms ended. A budget ends a round between two samples, or
+// (the run's deadline) cuts the sample that is running.
+enum class RoundEnd { kComplete, kInterrupted, kPointBudgetSpent, kRunBudgetSpent, kError };
 
 class Run {
  public:
@@ -125,6 +158,15 @@ class Run {
   void set_up();
   void add_arm(const Arm& arm, std::string name, ArmRole role);
   PointEnd measure_point(std::size_t index, double allotment_s);
+  RoundEnd run_round(std::size_t index, int round, std::vector<std::unique_ptr<PreparedArm>>& prepared,
+                     std::mt19937_64& order_generator, Clock::time_point point_start,
+                     double allotment_s);
+  // Arms that ran at this point but gave no valid sample there (every sample failed) are
+  // INVALID: they cannot be judged, and a verdict without them would hide it.
+  void invalidate_unsampled(std::size_t index,
+                            std::vector<std::unique_ptr<PreparedArm>>& prepared);
+  // Why a point ended on its time budget, after `rounds` rounds.
+  std::string budget_text(int rounds, double allotment_s) const;
   // A kernel arm's harness error: the run's error when the CUDA context is gone, else nullopt.
   std::optional<std::string> context_lost(const std::string& what);
   void invalidate(std::size_t arm, const PointRecord& point, const std::string& reason);
@@ -152,7 +194,9 @@ class Run {
   std::unique_ptr<KernelBackend> backend_;  // null when no arm is a kernel arm
   RunRecord record_;
   std::vector<int> failures_in_a_row_;      // per arm
+  std::string cut_arm_;  // the arm whose running sample the run's deadline cut, if any
   std::optional<std::string> error_;
+  CpuUsage cpu_usage_at_start_;  // where the host-load reading at the end starts
   bool read_clocks_ = false;
   int peak_clock_mhz_ = -1;
   int finished_points_ = 0;
@@ -167,13 +211,6 @@ void Run::add_arm(const Arm& arm, std::string name, ArmRole role) {
   arm_record.config_text = arm_config_text(arm);
   if (const auto* kernel = std::get_if<KernelArm>(&arm.config)) {
     arm_record.code_hash = backend_->code_hash(*kernel);
-    if (backend_->name() == "cpu" && kernel->variant != kCpuVariant) {
-      // A cuda experiment run with --backend cpu: say what actually ran.
-      Arm on_cpu = arm;
-      std::get<KernelArm>(on_cpu.config).variant = kCpuVariant;
-      arm_record.config_text =
-          fmt::format("{} (declared: {})", arm_config_text(on_cpu), arm_config_text(arm));
-    }
   } else {
     arm_record.code_hash = sha256_hex(std::get<CommandArm>(arm.config).command);
   }
@@ -186,8 +223,12 @@ void Run::set_up() {
   } catch (const std::invalid_argument& error) {
     throw RunSetupError(error.what());
   }
-  if (experiment_.backend != "cuda" && experiment_.backend != "cpu") {
-    throw RunSetupError(fmt::format("backend '{}': allowed cuda or cpu", experiment_.backend));
+  const bool command_arms = !experiment_.baseline.is_kernel();
+  if (command_arms ? experiment_.backend != kNoBackend
+                   : experiment_.backend != "cuda" && experiment_.backend != "cpu") {
+    throw RunSetupError(fmt::format(
+        "backend '{}': allowed {}", experiment_.backend,
+        command_arms ? "none (the arms are commands: they run no kernel backend)" : "cuda or cpu"));
   }
   if (!(experiment_.measure.max_minutes > 0)) {
     throw RunSetupError(fmt::format("max_minutes {} is not > 0", experiment_.measure.max_minutes));
@@ -217,36 +258,34 @@ void Run::set_up() {
     }
     std::string why_not;
     device_ = bench::query_device(&why_not);
-    if (!device_ && any_kernel) {
+    if (!device_) {
+      // No --backend cpu hint: on the CPU backend the CUDA arms would all be one config.
       throw RunSetupError(fmt::format(
-          "no usable CUDA device ({}): this experiment runs its kernels on the cuda backend; "
-          "run it on the CPU backend with --backend cpu",
+          "no usable CUDA device ({}): this experiment times CUDA kernels, so it needs an "
+          "NVIDIA GPU; experiments/cpu-demo.toml runs the lab on the CPU backend",
           why_not));
     }
+  } else if (any_kernel) {
+    if (const auto collapsed = collapsed_arms_on_cpu(arms)) throw RunSetupError(*collapsed);
   }
   if (any_kernel) {
     try {
-      backend_ = cuda ? make_cuda_backend(*device_) : make_cpu_backend();
+      backend_ = cuda ? make_cuda_backend(*device_) : make_cpu_backend(options_.stop_signal);
     } catch (const std::exception& error) {
       throw RunSetupError(fmt::format("cannot use the CUDA device: {}", error.what()));
     }
   }
-  if (!cuda && any_kernel &&
-      std::any_of(arms.begin(), arms.end(), [](const Arm* arm) {
-        const auto* kernel = std::get_if<KernelArm>(&arm->config);
-        return kernel && kernel->variant != kCpuVariant;
-      })) {
-    progress_.note(
-        "note: backend cpu: every kernel arm runs the CPU backend with its cpu_threads; "
-        "variant names and split policies choose CUDA kernels and are ignored");
-  }
 
   record_.experiment = experiment_;
-  record_.environment = device_ ? cuda_environment(*device_) : cpu_environment();
-  record_.environment.backend = experiment_.backend;
+  record_.environment = experiment_.backend == kNoBackend ? command_environment()
+                        : device_                          ? cuda_environment(*device_)
+                                                           : cpu_environment();
+  cpu_usage_at_start_ = read_cpu_usage();
+  record_.environment.load_at_start = read_start_load(cpu_usage_at_start_);
   record_.started_utc = iso8601_utc(options_.started);
   record_.seed = experiment_.stats.seed;
   record_.command_line = options_.command_line;
+  record_.build_command = options_.build_command;
   add_arm(experiment_.baseline, experiment_.baseline.name, ArmRole::kBaseline);
   add_arm(experiment_.baseline, experiment_.baseline.name + " (A′)", ArmRole::kBaselineRepeat);
   for (const Arm& variant : experiment_.variants) {
@@ -424,65 +463,43 @@ PointEnd Run::measure_point(std::size_t index, double allotment_s) {
   const auto rounds_start = Clock::now();
   std::mt19937_64 order_generator =
       keyed_generator(experiment_.stats.seed, kOrderStream, point.concurrency);
+  const auto stop_point = [&](StopReason reason, std::string text) {
+    point.stop_reason = reason;
+    point.stop_text = std::move(text);
+    invalidate_unsampled(index, prepared);
+    finish_point();
+    return baseline_valid() ? PointEnd::kStopped : PointEnd::kBaselineInvalid;
+  };
   for (int round = 0;; ++round) {
     const auto round_start = Clock::now();
-    std::vector<int> active;
-    for (std::size_t a = 0; a < prepared.size(); ++a) {
-      if (prepared[a]) active.push_back(static_cast<int>(a));
-    }
-    const std::vector<int> order = shuffled(active, order_generator);
     const std::size_t first_sample = record_.samples.size();
-    bool interrupted = false;
-    for (std::size_t position = 0; position < order.size(); ++position) {
-      if (stop_requested()) {
-        interrupted = true;
-        break;
-      }
-      const int a = order[position];
-      ArmRecord& arm = record_.arms[a];
-      Measurement measurement;
-      try {
-        measurement = prepared[a]->measure();
-      } catch (const std::exception& error) {
-        if (auto lost = context_lost(arm.name + ": " + error.what())) {
-          error_ = std::move(lost);
-          point.rounds = std::max(point.rounds, record_.samples.size() > first_sample ? round + 1
-                                                                                      : round);
-          finish_point();
-          return PointEnd::kError;
-        }
-        measurement.failure = error.what();
-      }
-      if (measurement.interrupted) {
-        interrupted = true;
-        break;
-      }
-      if (measurement.value) {
-        record_.samples.push_back(Sample{.point = static_cast<int>(index),
-                                         .round = round,
-                                         .order = static_cast<int>(position),
-                                         .arm = a,
-                                         .value = *measurement.value,
-                                         .time_us = measurement.time_us});
-        failures_in_a_row_[a] = 0;
-        continue;
-      }
-      ++failures_in_a_row_[a];
-      progress_.note(fmt::format("warning: {} arm '{}', round {}: {}; the sample is missing",
-                                 label, arm.name, round + 1, measurement.failure));
-      if (failures_in_a_row_[a] >= kMaxConsecutiveFailures) {
-        invalidate(a, point, fmt::format("{} samples in a row failed; the last: {}",
-                                         failures_in_a_row_[a], measurement.failure));
-        prepared[a].reset();
-      }
-    }
-    // A round counts once it has begun measuring; one stopped before its first sample not.
-    if (!interrupted || record_.samples.size() > first_sample) point.rounds = round + 1;
+    const RoundEnd end = run_round(index, round, prepared, order_generator, point_start,
+                                   allotment_s);
+    // A round counts once it has measured something.
+    if (record_.samples.size() > first_sample) point.rounds = round + 1;
     read_clock(first_sample);
-    if (interrupted) {
-      point.stop_text = fmt::format("{} after {} rounds", stop_text(), point.rounds);
-      finish_point();
-      return PointEnd::kInterrupted;
+    switch (end) {
+      case RoundEnd::kComplete:
+        break;
+      case RoundEnd::kInterrupted:
+        point.stop_text = fmt::format("{} after {} rounds", stop_text(), point.rounds);
+        finish_point();
+        return PointEnd::kInterrupted;
+      case RoundEnd::kError:
+        finish_point();
+        return PointEnd::kError;
+      case RoundEnd::kRunBudgetSpent:
+        return stop_point(
+            StopReason::kTimeBudgetSpent,
+            fmt::format("the run's {:g}-minute budget ran out during round {}{}",
+                        experiment_.measure.max_minutes, round + 1,
+                        cut_arm_.empty()
+                            ? std::string{}
+                            : fmt::format(": the running sample of arm '{}' was stopped "
+                                          "and discarded",
+                                          cut_arm_)));
+      case RoundEnd::kPointBudgetSpent:
+        return stop_point(StopReason::kTimeBudgetSpent, budget_text(point.rounds, allotment_s));
     }
     if (!baseline_valid()) {
       finish_point();
@@ -493,30 +510,110 @@ PointEnd Run::measure_point(std::size_t index, double allotment_s) {
     const double point_elapsed_s = seconds_since(point_start);
     const double round_s = seconds_since(round_start);
     StopDecision decision = decide(index, rounds_elapsed_s);
-    // A round is never cut short, so the point ends when the next round, as long as this one,
-    // would end past its share: the run's later points keep theirs.
-    if (!decision.stop() && point_elapsed_s + round_s > allotment_s) {
-      decision.reason = StopReason::kTimeBudgetSpent;
-      decision.text =
-          allotment_s < experiment_.stats.time_budget_s
-              ? fmt::format("this point's share of the run's {:g}-minute budget ({}) spent "
-                            "after {} rounds",
-                            experiment_.measure.max_minutes, format_duration(allotment_s),
-                            point.rounds)
-              : fmt::format("time budget of {:g} s spent after {} rounds (preparation included)",
-                            experiment_.stats.time_budget_s, point.rounds);
-    }
-    if (decision.stop()) {
-      point.stop_reason = decision.reason;
-      point.stop_text = std::move(decision.text);
-      finish_point();
-      return PointEnd::kStopped;
+    if (decision.stop()) return stop_point(decision.reason, std::move(decision.text));
+    // A round that would end past the point's share is not begun: a whole round keeps the
+    // arms paired, and the run's later points keep their shares. (A round that outgrows its
+    // predecessor is still ended between two samples, by run_round.)
+    if (point_elapsed_s + round_s > allotment_s) {
+      return stop_point(StopReason::kTimeBudgetSpent, budget_text(point.rounds, allotment_s));
     }
     point.stop_text = decision.text;
     progress_.status(fmt::format(
-        "{} round {}, {} arms, est. {} left", label, point.rounds, active.size(),
+        "{} round {}, {} arms, est. {} left", label, point.rounds,
+        std::count_if(prepared.begin(), prepared.end(), [](const auto& arm) { return !!arm; }),
         format_duration(eta_s(index, point.rounds, point_elapsed_s, rounds_elapsed_s,
                               allotment_s))));
+  }
+}
+
+std::string Run::budget_text(int rounds, double allotment_s) const {
+  return allotment_s < experiment_.stats.time_budget_s
+             ? fmt::format("this point's share of the run's {:g}-minute budget ({}) spent after "
+                           "{} rounds",
+                           experiment_.measure.max_minutes, format_duration(allotment_s), rounds)
+             : fmt::format("time budget of {:g} s spent after {} rounds (preparation included)",
+                           experiment_.stats.time_budget_s, rounds);
+}
+
+RoundEnd Run::run_round(std::size_t index, int round,
+                        std::vector<std::unique_ptr<PreparedArm>>& prepared,
+                        std::mt19937_64& order_generator, Clock::time_point point_start,
+                        double allotment_s) {
+  PointRecord& point = record_.points[index];
+  const std::string label = point_label(index, record_.points.size(), point.concurrency);
+  std::vector<int> active;
+  for (std::size_t a = 0; a < prepared.size(); ++a) {
+    if (prepared[a]) active.push_back(static_cast<int>(a));
+  }
+  const std::vector<int> order = shuffled(active, order_generator);
+  for (std::size_t position = 0; position < order.size(); ++position) {
+    // The budgets are checked before every sample, so that a point overruns its share by at
+    // most one sample, and the run's deadline cuts even that one (SampleLimits).
+    if (stop_requested()) return RoundEnd::kInterrupted;
+    if (Clock::now() >= deadline_) return RoundEnd::kRunBudgetSpent;
+    if (seconds_since(point_start) >= allotment_s) return RoundEnd::kPointBudgetSpent;
+    const int a = order[position];
+    ArmRecord& arm = record_.arms[a];
+    Measurement measurement;
+    try {
+      measurement = prepared[a]->measure(SampleLimits{.deadline = deadline_});
+    } catch (const std::exception& error) {
+      if (auto lost = context_lost(arm.name + ": " + error.what())) {
+        error_ = std::move(lost);
+        return RoundEnd::kError;
+      }
+      measurement.failure = error.what();
+    }
+    switch (measurement.cut) {
+      case SampleCut::kNone:
+        break;
+      case SampleCut::kStopSignal:
+        return RoundEnd::kInterrupted;
+      case SampleCut::kDeadline:
+        cut_arm_ = arm.name;
+        return RoundEnd::kRunBudgetSpent;
+    }
+    if (measurement.value) {
+      record_.samples.push_back(Sample{.point = static_cast<int>(index),
+                                       .round = round,
+                                       .order = static_cast<int>(position),
+                                       .arm = a,
+                                       .value = *measurement.value,
+                                       .time_us = measurement.time_us});
+      failures_in_a_row_[a] = 0;
+      continue;
+    }
+    record_.failures.push_back(SampleFailure{
+        .point = static_cast<int>(index), .round = round, .arm = a,
+        .reason = measurement.failure});
+    ++failures_in_a_row_[a];
+    progress_.note(fmt::format("warning: {} arm '{}', round {}: {}; the sample is missing",
+                               label, arm.name, round + 1, measurement.failure));
+    if (failures_in_a_row_[a] >= kMaxConsecutiveFailures) {
+      invalidate(a, point, fmt::format("{} samples in a row failed; the last: {}",
+                                       failures_in_a_row_[a], measurement.failure));
+      prepared[a].reset();
+    }
+  }
+  return RoundEnd::kComplete;
+}
+
+void Run::invalidate_unsampled(std::size_t index,
+                               std::vector<std::unique_ptr<PreparedArm>>& prepared) {
+  const int point = static_cast<int>(index);
+  for (std::size_t a = 0; a < prepared.size(); ++a) {
+    if (!prepared[a] || !record_.arms[a].valid) continue;
+    const auto at_point = [&](const auto& entry) {
+      return entry.point == point && entry.arm == static_cast<int>(a);
+    };
+    if (std::any_of(record_.samples.begin(), record_.samples.end(), at_point)) continue;
+    const auto failed = std::count_if(record_.failures.begin(), record_.failures.end(), at_point);
+    if (failed == 0) continue;  // never sampled (the budget ended the point first): no evidence
+    const auto last = std::find_if(record_.failures.rbegin(), record_.failures.rend(), at_point);
+    invalidate(a, record_.points[index],
+               fmt::format("no valid sample: all {} of its samples failed; the last: {}", failed,
+                           last->reason));
+    prepared[a].reset();
   }
 }
 
@@ -594,6 +691,11 @@ RunOutcome Run::run() {
     }
   }
   progress_.clear();
+  record_.environment.load_at_end = read_end_load(cpu_usage_at_start_);
+  progress_.note("host load at the end: " + end_load_text(record_.environment));
+  if (const auto warning = end_load_warning(record_.environment)) {
+    progress_.note("warning: " + *warning);
+  }
   RunOutcome outcome{.record = std::move(record_), .error = error_};
   finish(outcome.record, !partial_reason.empty(), partial_reason);
   return outcome;
@@ -603,6 +705,12 @@ RunOutcome Run::run() {
 
 Experiment with_overrides(Experiment experiment, const Overrides& overrides) {
   if (overrides.backend) {
+    if (!experiment.baseline.is_kernel()) {
+      throw std::invalid_argument(fmt::format(
+          "--backend {}: this experiment's arms are commands, which run as shell commands on no "
+          "kernel backend; --backend chooses where kernel arms run",
+          *overrides.backend));
+    }
     if (*overrides.backend != "cuda" && *overrides.backend != "cpu") {
       throw std::invalid_argument(
           fmt::format("backend '{}': allowed cuda or cpu", *overrides.backend));
@@ -637,15 +745,13 @@ RunOutcome run_experiment(const Experiment& experiment, const RunOptions& option
 }
 
 int exit_status(const RunOutcome& outcome) {
-  constexpr int kExitOk = 0;
-  constexpr int kExitRejected = 1;
-  constexpr int kExitError = 2;
   if (outcome.error) return kExitError;
   const RunRecord& record = outcome.record;
   if (std::any_of(record.arms.begin(), record.arms.end(),
                   [](const ArmRecord& arm) { return !arm.valid; })) {
-    return kExitRejected;
+    return kExitInvalid;
   }
+  if (record.partial) return kExitPartial;
   if (record.analysis &&
       std::any_of(record.analysis->variants.begin(), record.analysis->variants.end(),
                   [](const VariantResult& variant) {
@@ -673,7 +779,7 @@ std::vector<std::string> conclusion_lines(const RunRecord& record) {
         if (variant.name == arm.name) result = &variant;
       }
     }
-    if (result == nullptr) {
+    if (result == nullptr || result->points.empty()) {
       lines.push_back(fmt::format("{}: no verdict (too little was measured)", arm.name));
       continue;
     }

@@ -28,10 +28,14 @@
 // on_checkpoint, so that an interrupted or killed run leaves every finished point on disk.
 //
 // Stopping early: when *stop_signal becomes nonzero (the CLI's SIGINT handler sets it), the
-// loop stops between two samples (a running command arm is killed), and the record, analysed
-// as far as it can be, is returned marked partial ("interrupted by SIGINT"). The run's budget
-// (measure.max_minutes) is checked between rounds: a round is never cut short by it, and a
-// point that has not started when it is spent is not measured (partial, with the reason).
+// loop stops between two samples, or within one call of a CPU sample, and a running command
+// arm is killed; the record, analysed as far as it can be, is returned marked partial
+// ("interrupted by SIGINT"). The budgets are checked before every sample: a point overruns its
+// share by at most one sample, and the run's budget (measure.max_minutes) also cuts the sample
+// that is running when it ends (a command is killed, its sample discarded, the point's stop
+// text says so). A point that has not started when the run's budget is spent is not measured
+// (partial, with the reason). An arm that ran at a point but gave no valid sample there is
+// INVALID, with the failures' reason.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -61,8 +65,10 @@ struct Overrides {
 Experiment with_overrides(Experiment experiment, const Overrides& overrides);
 
 struct RunOptions {
-  // How to reproduce the run (RunRecord::command_line).
+  // How to reproduce the run (RunRecord::command_line) and build what ran
+  // (RunRecord::build_command).
   std::string command_line;
+  std::string build_command;
   // The run's start (RunRecord::started_utc); the CLI names the results folder after it.
   std::chrono::system_clock::time_point started = std::chrono::system_clock::now();
   // Nonzero: stop as soon as possible; the value is the signal's number (SIGINT), or any
@@ -103,9 +109,14 @@ RunOutcome run_experiment(const Experiment& experiment, const RunOptions& option
 // The same with the default rule, PrecisionStoppingRule(experiment.stats).
 RunOutcome run_experiment(const Experiment& experiment, const RunOptions& options);
 
-// Exit status of `mlalab ab`: 2 when the run stopped on an error; 1 when a variant is
-// REJECTED or an arm is INVALID (a wrong kernel cannot be adopted either); 0 otherwise,
-// including a partial run whose verdicts so far reject nothing.
+// Exit statuses of `mlalab ab`, first match wins: a script must be able to tell a finished
+// run's result from a run that could not finish or could not judge an arm.
+inline constexpr int kExitError = 2;    // the run stopped on an error (or could not start)
+inline constexpr int kExitInvalid = 3;  // an arm is INVALID: wrong results, or no valid sample
+inline constexpr int kExitPartial = 4;  // not every point was measured: stopped by a signal,
+                                        // or the run's budget ran out first
+inline constexpr int kExitRejected = 1; // a variant REJECTED: a result, which CI can gate on
+inline constexpr int kExitOk = 0;
 int exit_status(const RunOutcome& outcome);
 
 // The short conclusion printed at the end: one line per variant with its verdict (and the

@@ -326,12 +326,14 @@ StopDecision PrecisionStoppingRule::decide(const PointState& state) const {
   const std::string widest_text =
       widest == state.comparisons.end()
           ? std::string("no comparison")
-          : fmt::format("widest interval ±{:.2f} % ({})", widest->half_width_pct, widest->name);
+          : fmt::format("widest interval half-width ±{:.2f} % ({})", widest->half_width_pct,
+                        widest->name);
 
   if (state.rounds >= min_rounds_ && widest != state.comparisons.end() &&
       widest->half_width_pct < min_effect_pct_) {
     return {.reason = StopReason::kPrecisionReached,
-            .text = fmt::format("every interval within ±{:.2f} % < {:g} % after {} rounds",
+            .text = fmt::format("every interval's half-width ≤ ±{:.2f} %, below the {:g} % "
+                                "minimum effect, after {} rounds",
                                 widest->half_width_pct, min_effect_pct_, state.rounds)};
   }
   if (state.rounds >= max_rounds_) {

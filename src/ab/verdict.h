@@ -204,7 +204,9 @@ enum class StopReason {
 
 struct StopDecision {
   StopReason reason = StopReason::kKeepGoing;
-  std::string text;  // for the log, e.g. "every interval within ±1.7 % < 2 % after 31 rounds"
+  // For the log, e.g. "every interval's half-width ≤ ±1.7 %, below the 2 % minimum effect,
+  // after 31 rounds".
+  std::string text;
 
   bool stop() const { return reason != StopReason::kKeepGoing; }
 };

@@ -264,18 +264,20 @@ std::optional<InputError> validate_request(const BenchRequest& request) {
                         fmt::format("'all' or a compiled variant: {}", compiled_names())};
     }
   }
-  const std::size_t row_bytes = static_cast<std::size_t>(dims_of(request.layout).d_qk) *
-                                kBf16Bytes;
   const int max_batch = *std::max_element(request.batches.begin(), request.batches.end());
   const int max_context = *std::max_element(request.contexts.begin(), request.contexts.end());
-  const std::size_t kv_bytes = static_cast<std::size_t>(max_batch) * max_context * row_bytes;
-  if (kv_bytes > kMaxProblemKvBytes) {
-    return InputError{"batch × context", fmt::format("{} × {} ({} GiB of KV cache)", max_batch,
-                                                      max_context, kv_bytes >> 30),
-                      fmt::format("at most {} GiB of KV cache per problem",
-                                  kMaxProblemKvBytes >> 30)};
-  }
-  return std::nullopt;
+  return check_kv_cache_size(request.layout, static_cast<std::size_t>(max_batch) * max_context,
+                             "batch × context", fmt::format("{} × {}", max_batch, max_context));
+}
+
+std::optional<InputError> check_kv_cache_size(Layout layout, std::size_t tokens,
+                                              std::string field, const std::string& shape) {
+  const std::size_t row_bytes = static_cast<std::size_t>(dims_of(layout).d_qk) * kBf16Bytes;
+  const std::size_t kv_bytes = tokens * row_bytes;
+  if (kv_bytes <= kMaxProblemKvBytes) return std::nullopt;
+  return InputError{std::move(field), fmt::format("{} ({} GiB of KV cache)", shape, kv_bytes >> 30),
+                    fmt::format("at most {} GiB of KV cache per problem",
+                                kMaxProblemKvBytes >> 30)};
 }
 
 std::vector<int> validation_batch_indices(int batch) {

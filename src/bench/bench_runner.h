@@ -46,6 +46,13 @@ struct BenchRequest {
   int cpu_threads = 0;                // CPU backend only; 0 = every hardware thread
 };
 
+// One problem's KV cache of `tokens` cache rows (the sum of its sequence lengths) within
+// kMaxProblemKvBytes: nullopt when it fits, else an error on `field` whose value reads
+// "<shape> (N GiB of KV cache)". Shared by bench and the A/B lab, so that both refuse the
+// same problems up front instead of failing to allocate them.
+std::optional<InputError> check_kv_cache_size(Layout layout, std::size_t tokens,
+                                              std::string field, const std::string& shape);
+
 // Every field in range and every variant name known, before anything runs. The error names
 // the field (e.g. "batches[1]") and the allowed range or names.
 std::optional<InputError> validate_request(const BenchRequest& request);

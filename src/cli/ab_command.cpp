@@ -14,10 +14,12 @@
 #include <optional>
 #include <string>
 
+#include "ab/environment.h"
 #include "ab/experiment.h"
 #include "ab/run_record.h"
 #include "ab/runner.h"
 #include "cli/option_checks.h"
+#include "kernels/registry.h"
 #include "report/report_writer.h"
 
 namespace mlalab::cli {
@@ -34,11 +36,19 @@ constexpr int kSignalExitBase = 128;  // the shell's convention: killed by signa
 std::atomic<int> g_stop_signal{0};
 static_assert(std::atomic<int>::is_always_lock_free);
 
-// The first Ctrl-C asks the run to stop cleanly (it analyses and writes what it measured);
-// a second one exits at once. The folder then holds every finished point (written after each).
+// The first Ctrl-C asks the run to stop cleanly (it analyses and writes what it measured), and
+// says so at once: the current sample may take a while. A second one exits at once. The
+// folder then holds every finished point (written after each).
 extern "C" void handle_stop_signal(int signal_number) {
   int expected = 0;
-  if (g_stop_signal.compare_exchange_strong(expected, signal_number)) return;
+  if (g_stop_signal.compare_exchange_strong(expected, signal_number)) {
+    constexpr char kStopping[] =
+        "\nmlalab ab: stopping after the current sample, then writing what was measured "
+        "(interrupt again to exit at once)\n";
+    [[maybe_unused]] const ssize_t written =
+        write(STDERR_FILENO, kStopping, sizeof(kStopping) - 1);
+    return;
+  }
   constexpr char kMessage[] =
       "\nmlalab ab: interrupted again: exiting now; the results folder holds every finished "
       "sweep point\n";
@@ -99,6 +109,15 @@ std::string reproduce_line(const AbOptions& options, const ab::Experiment& exper
   return line;
 }
 
+// How to build the binary that ran: the selection it was configured with, since the default
+// build (every variant for three architectures) is far more than most runs need.
+std::string build_line() {
+  const kernels::BuildSelection selection = kernels::build_selection();
+  return fmt::format("MLALAB_VARIANTS={} MLALAB_CUDA_ARCHS={} bash scripts/build.sh",
+                     shell_quoted(std::string(selection.variants_regex)),
+                     shell_quoted(std::string(selection.cuda_archs)));
+}
+
 // <out>/<name>-<start>/, created; a suffix when a run of the same second got there first.
 std::filesystem::path create_results_folder(const std::filesystem::path& out,
                                             const std::string& name,
@@ -118,17 +137,23 @@ std::filesystem::path create_results_folder(const std::filesystem::path& out,
 std::string start_text(const ab::RunRecord& record, const std::filesystem::path& dir) {
   const ab::Experiment& experiment = record.experiment;
   const ab::EnvironmentRecord& environment = record.environment;
-  std::string machine = environment.gpu;
-  if (environment.backend == "cuda" && environment.sm_count > 0) {
-    machine += fmt::format(" ({} SMs, max SM clock {} MHz, driver {})", environment.sm_count,
-                           environment.max_sm_clock_mhz, environment.driver);
+  std::string machine = ab::ran_on_text(environment);
+  if (environment.backend == "cuda" && environment.max_sm_clock_mhz > 0) {
+    machine += fmt::format(", max SM clock {} MHz, driver {}", environment.max_sm_clock_mhz,
+                           environment.driver.empty() ? "unknown" : environment.driver);
   }
-  return fmt::format(
+  std::string text = fmt::format(
       "mlalab ab: {}: {} arms (the baseline twice, as A and A′, and {} variant(s)) at {} sweep "
-      "point(s) on {}, at most {:g} minutes\n"
-      "results go to {} after every finished point; Ctrl-C stops and keeps what was measured\n",
+      "point(s) {}, at most {:g} minutes\n"
+      "host load at the start: {}\n",
       experiment.name, record.arms.size(), experiment.variants.size(), record.points.size(),
-      machine, experiment.measure.max_minutes, dir.string());
+      machine, experiment.measure.max_minutes, ab::start_load_text(environment));
+  if (const auto warning = ab::start_load_warning(environment)) {
+    text += "warning: " + *warning + "\n";
+  }
+  return text + fmt::format("results go to {} after every finished point; Ctrl-C stops and "
+                            "keeps what was measured\n",
+                            dir.string());
 }
 
 int run_ab_command(const AbOptions& options) {
@@ -150,6 +175,7 @@ int run_ab_command(const AbOptions& options) {
     StopSignalScope signals;
     const ab::RunOptions run_options{
         .command_line = reproduce_line(options, experiment),
+        .build_command = build_line(),
         .started = started,
         .stop_signal = &g_stop_signal,
         .progress = &std::cerr,
@@ -225,7 +251,9 @@ CLI::App* add_ab_command(CLI::App& app, int& exit_code) {
       "Every kernel arm is checked against the fp64 reference at every sweep point before it is\n"
       "timed; a wrong one is INVALID. Each round measures every arm once in a seeded random\n"
       "order; each point stops when its intervals are narrow enough or its budget is spent.\n"
-      "Exit status: 0 no variant REJECTED; 1 a variant REJECTED or an arm INVALID; 2 an error.");
+      "Exit status (first match wins): 2 an error; 3 an arm INVALID (wrong results, or no\n"
+      "valid sample); 4 a partial run (Ctrl-C, SIGTERM, or the budget ran out before every\n"
+      "point was measured); 1 a variant REJECTED; 0 otherwise.");
   command->callback([options, &exit_code] {
     std::string error;
     if (!output_folder()("--out", options->out, &error)) throw CLI::ValidationError(error);

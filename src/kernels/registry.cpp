@@ -65,6 +65,11 @@ const Variant* find_variant(const VariantShape& shape) {
   return nullptr;
 }
 
+BuildSelection build_selection() {
+#include "build_selection.inc"
+  return BuildSelection{.variants_regex = kVariantsRegex, .cuda_archs = kCudaArchs};
+}
+
 cudaError_t max_ctas_per_sm(const Variant& variant, int d_qk, int* ctas) {
   *ctas = 0;
   // The wgmma family's code exists for every compiled architecture, but only sm_90a's does

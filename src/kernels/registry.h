@@ -28,6 +28,20 @@ std::span<const Variant> compiled_variants();
 const Variant* find_variant(std::string_view name);
 const Variant* find_variant(const VariantShape& shape);
 
+// The build's selection, as scripts/build.sh takes it: the MLALAB_VARIANTS regex and the
+// MLALAB_CUDA_ARCHS list this binary was configured with, so that a report can say how to
+// rebuild exactly what ran.
+struct BuildSelection {
+  std::string_view variants_regex;  // e.g. ^(h16_t16_w4_s2|h64_t32_w8_s2)$
+  std::string_view cuda_archs;      // e.g. 90a;80;120
+};
+BuildSelection build_selection();
+
+// The CPU backend's counterpart of Variant::code_hash: the SHA-256 of the machine code a timed
+// CPU call runs (kernels/cpu and the input check before it), generated at build time by
+// cmake/hash_cpu_code.py. It changes when that code changes, not when only the commit does.
+std::string_view cpu_backend_code_hash();
+
 // Threads per CTA of a variant: its MMA warps, and the wgmma family's copy warp.
 constexpr int threads_of(const VariantShape& shape) {
   return shape.family == KernelFamily::kWgmma ? wgmma::kThreads : shape.warps * 32;

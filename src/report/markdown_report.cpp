@@ -7,11 +7,13 @@
 #include <cmath>
 #include <exception>
 #include <limits>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <variant>
 #include <vector>
 
+#include "ab/environment.h"
 #include "ab/stats.h"
 #include "ab/verdict.h"
 #include "core/layout.h"
@@ -136,10 +138,16 @@ std::string metric_text(const ab::RunRecord& record) {
     return "throughput in sequences per second (batch size / time of one decode step), higher "
            "is better";
   }
-  return fmt::format("the number each command prints (its metric_regex's first group), {} is "
-                     "better",
-                     metric_direction(record) == ab::Direction::kHigherIsBetter ? "higher"
-                                                                                : "lower");
+  if (metric_direction(record) == ab::Direction::kHigherIsBetter) {
+    return "the number each command prints (the first group of its `metric` regex, on stdout), "
+           "higher is better";
+  }
+  // A latency is compared as its inverse, a throughput, so that + always means better; say so,
+  // or a median of 8 against 10 reported as +25 % reads like a mistake.
+  return "the number each command prints (the first group of its `metric` regex, on stdout), "
+         "lower is better. Changes are in throughput terms, so that + means better: a change is "
+         "median(baseline) / median(variant) − 1, so a variant at 8 against a baseline at 10 is "
+         "+25 %, and one at 12 is −16.7 %";
 }
 
 std::string throttle_text(double fraction) {
@@ -180,19 +188,28 @@ std::string stop_text(const ab::PointRecord& point) {
     return point.stop_text.empty() ? "did not stop: the run ended first"
                                    : "did not stop: the run ended first (" + point.stop_text + ")";
   }
-  // The stopping rule's own text says why ("every interval within ±1.7 % < 2 % after 31
-  // rounds"); the bare reason only when there is none.
+  // The stopping rule's own text says why ("every interval's half-width ≤ ±1.7 %, below the 2 %
+  // minimum effect, after 31 rounds"); the bare reason only when there is none.
   return point.stop_text.empty() ? std::string(ab::to_string(point.stop_reason)) : point.stop_text;
 }
 
-std::string verdict_cell(const ab::PointResult& point) {
+// "; more than max_rounds = 60 allows" when the advice cannot be followed with the run's
+// settings: the user must raise them (the time budget too), not just run again.
+std::string beyond_settings_text(int rounds_in_all, const ab::Settings& settings) {
+  if (rounds_in_all <= settings.max_rounds) return "";
+  return fmt::format(": more than max_rounds = {} allows; raise decision.max_rounds (and "
+                     "time_budget_s)",
+                     settings.max_rounds);
+}
+
+std::string verdict_cell(const ab::PointResult& point, const ab::Settings& settings) {
   const std::string verdict(ab::to_string(point.judgement.verdict));
   if (point.judgement.verdict != ab::PointVerdict::kAmbiguous) return verdict;
   if (!point.judgement.more_rounds) return verdict + ": no number of rounds expected to settle it";
-  return fmt::format("{}: ≈ {} more rounds (≈ {} in all)", verdict,
-                     group_thousands(*point.judgement.more_rounds),
-                     group_thousands(*point.judgement.more_rounds +
-                                     point.evidence.change.paired_rounds));
+  const int in_all = *point.judgement.more_rounds + point.evidence.change.paired_rounds;
+  return fmt::format("{}: ≈ {} more rounds (≈ {} in all{})", verdict,
+                     group_thousands(*point.judgement.more_rounds), group_thousands(in_all),
+                     beyond_settings_text(in_all, settings));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -221,9 +238,17 @@ std::vector<int> concurrencies_of(const std::vector<Finding>& findings) {
   return concurrencies;
 }
 
-std::string where_text(const std::vector<Finding>& findings, std::size_t point_count) {
-  return findings.size() == point_count ? "at every concurrency"
-                                        : "at " + point_list(concurrencies_of(findings));
+// Where the findings are: "at every concurrency" only when they cover the whole sweep; a run
+// that measured fewer points names the ones it measured and says how many it did not.
+std::string where_text(const std::vector<Finding>& findings, std::size_t sweep_points) {
+  if (findings.size() == sweep_points) return "at every concurrency";
+  return "at " + point_list(concurrencies_of(findings));
+}
+
+std::string unmeasured_text(std::size_t analysed_points, std::size_t sweep_points) {
+  if (analysed_points >= sweep_points) return "";
+  return fmt::format(" ({} of {} sweep points not measured)", sweep_points - analysed_points,
+                     sweep_points);
 }
 
 // What an INVALID arm's record holds: an arm can pass the reference check at the first points
@@ -255,6 +280,7 @@ std::string variant_sentence(const ab::RunRecord& record, const ab::ArmRecord& a
 
   std::vector<Finding> faster, slower, within, ambiguous;
   std::optional<int> most_rounds_needed;
+  int most_rounds_in_all = 0;
   for (const ab::PointResult& point : result->points) {
     const Finding finding{point.concurrency, point.evidence.change.change_pct};
     switch (point.judgement.verdict) {
@@ -272,14 +298,18 @@ std::string variant_sentence(const ab::RunRecord& record, const ab::ArmRecord& a
         if (point.judgement.more_rounds) {
           most_rounds_needed = std::max(most_rounds_needed.value_or(0),
                                         *point.judgement.more_rounds);
+          most_rounds_in_all =
+              std::max(most_rounds_in_all,
+                       *point.judgement.more_rounds + point.evidence.change.paired_rounds);
         }
         break;
     }
   }
   const std::size_t points = result->points.size();
+  const std::size_t sweep_points = record.points.size();
   const auto clause = [&](const std::vector<Finding>& findings, const std::string& word,
                           bool with_range) {
-    std::string text = word + " " + where_text(findings, points);
+    std::string text = word + " " + where_text(findings, sweep_points);
     if (with_range) text += " " + range_text(findings);
     return text;
   };
@@ -290,10 +320,11 @@ std::string variant_sentence(const ab::RunRecord& record, const ab::ArmRecord& a
     if (!ambiguous.empty()) {
       text += ", " + clause(ambiguous, "ambiguous", false);
       if (most_rounds_needed) {
-        text += fmt::format(" ({}≈ {} more rounds would settle {})",
+        text += fmt::format(" ({}≈ {} more rounds would settle {}{})",
                             ambiguous.size() > 1 ? "up to " : "",
                             group_thousands(*most_rounds_needed),
-                            ambiguous.size() > 1 ? "them" : "it");
+                            ambiguous.size() > 1 ? "them" : "it",
+                            beyond_settings_text(most_rounds_in_all, record.experiment.stats));
       }
     }
     return text;
@@ -316,7 +347,7 @@ std::string variant_sentence(const ab::RunRecord& record, const ab::ArmRecord& a
         for (const Finding& finding : within) {
           if (std::abs(finding.change_pct) > std::abs(largest)) largest = finding.change_pct;
         }
-        text += fmt::format("within noise at every concurrency (largest change {})",
+        text += fmt::format("within noise {} (largest change {})", where_text(within, sweep_points),
                             short_percent(largest));
       } else if (points == 0) {
         text += "no sweep point measured";
@@ -326,6 +357,7 @@ std::string variant_sentence(const ab::RunRecord& record, const ab::ArmRecord& a
       }
       break;
   }
+  text += unmeasured_text(points, sweep_points);
   text += arm.arm.prediction_pct
               ? fmt::format("; predicted {}.", short_percent(*arm.arm.prediction_pct))
               : "; no prediction.";
@@ -335,19 +367,92 @@ std::string variant_sentence(const ab::RunRecord& record, const ab::ArmRecord& a
 // ---------------------------------------------------------------------------------------------
 // Sections
 
+// The environment: what ran the arms, the host, and how busy it was at the start and at the
+// end, with a warning when other processes held the CPUs (ab/environment.h decides when).
+void environment_lines(std::ostream& out, const ab::RunRecord& record) {
+  const ab::EnvironmentRecord& environment = record.environment;
+  const std::string commit = or_unknown(environment.commit);
+  if (environment.backend == "cpu") {
+    out << fmt::format("- **Environment.** The cpu backend on host {}; commit `{}`.\n",
+                       ab::host_text(environment), commit);
+  } else if (environment.backend == ab::kNoBackend) {
+    out << fmt::format(
+        "- **Environment.** Command arms, no kernel backend, on host {}; GPUs visible to the "
+        "commands: {}; commit `{}`.\n",
+        ab::host_text(environment), or_unknown(environment.gpu), commit);
+  } else {
+    out << fmt::format(
+        "- **Environment.** {}{}; SM clock {} at the start, peak {}; memory clock {}; driver {}; "
+        "CUDA runtime {}; commit `{}`; host {}; backend {}.\n",
+        or_unknown(environment.gpu),
+        environment.sm_count > 0 ? fmt::format(" ({} SMs)", environment.sm_count) : "",
+        mhz_text(environment.sm_clock_mhz), mhz_text(environment.max_sm_clock_mhz),
+        mhz_text(environment.mem_clock_mhz), or_unknown(environment.driver),
+        or_unknown(environment.cuda_runtime), commit, ab::host_text(environment),
+        or_unknown(environment.backend));
+  }
+  const auto read = [](const ab::HostLoad& load) {
+    return load.load_1min.has_value() || load.other_cpu_share.has_value();
+  };
+  if (!read(environment.load_at_start) && !read(environment.load_at_end)) {
+    out << "- **Host load.** Not recorded.\n";
+    return;
+  }
+  out << fmt::format("- **Host load.** At the start: {}. At the end: {}.\n",
+                     ab::start_load_text(environment),
+                     read(environment.load_at_end) ? ab::end_load_text(environment)
+                                                   : "not read (the run had not ended)");
+  for (const auto& warning :
+       {ab::start_load_warning(environment), ab::end_load_warning(environment)}) {
+    if (warning) out << fmt::format("- **Warning:** {}.\n", *warning);
+  }
+}
+
+// Samples that gave no value, per arm and point with the last reason: a timing out or failing
+// command must be visible, not only as a missing number.
+void failed_samples(std::ostream& out, const ab::RunRecord& record) {
+  if (record.failures.empty()) {
+    out << "- **Failed samples.** None.\n";
+    return;
+  }
+  struct Tally {
+    int count = 0;
+    std::string last_reason;
+  };
+  std::map<std::pair<int, int>, Tally> tallies;  // (arm, point)
+  for (const ab::SampleFailure& failure : record.failures) {
+    Tally& tally = tallies[{failure.arm, failure.point}];
+    ++tally.count;
+    tally.last_reason = failure.reason;
+  }
+  std::vector<std::string> parts;
+  for (const auto& [where, tally] : tallies) {
+    const auto [arm, point] = where;
+    const bool known = arm >= 0 && arm < static_cast<int>(record.arms.size()) && point >= 0 &&
+                       point < static_cast<int>(record.points.size());
+    parts.push_back(fmt::format(
+        "{} at {}: {} (last: {})", known ? record.arms[arm].name : "unknown arm",
+        known ? point_label(record.points[point].concurrency) : "unknown point", tally.count,
+        tally.last_reason));
+  }
+  out << fmt::format("- **Failed samples.** {} in all, left out of every statistic; {}.\n",
+                     record.failures.size(), fmt::join(parts, "; "));
+}
+
 void what_was_tested(std::ostream& out, const ab::RunRecord& record) {
   const ab::Experiment& experiment = record.experiment;
   out << "## What was tested\n\n";
-  out << fmt::format("Experiment `{}`{} on the {} backend: {} variant{} against a baseline. The "
-                     "metric is {}.\n\n",
+  // What ran the arms, as recorded; records without a backend fall back to the declared one.
+  ab::EnvironmentRecord ran_on = record.environment;
+  if (ran_on.backend.empty()) ran_on.backend = experiment.backend;
+  out << fmt::format("Experiment `{}`{} {}: {} variant{} against a baseline. The metric is "
+                     "{}.\n\n",
                      experiment.name,
                      experiment.source_path.empty()
                          ? ""
                          : fmt::format(" (file `{}`)", experiment.source_path),
-                     or_unknown(record.environment.backend.empty() ? experiment.backend
-                                                                   : record.environment.backend),
-                     experiment.variants.size(), experiment.variants.size() == 1 ? "" : "s",
-                     metric_text(record));
+                     ab::ran_on_text(ran_on), experiment.variants.size(),
+                     experiment.variants.size() == 1 ? "" : "s", metric_text(record));
   std::vector<std::vector<std::string>> rows;
   for (const ab::ArmRecord& arm : record.arms) {
     rows.push_back({arm.name, role_text(arm.role), arm.config_text, short_hash(arm.code_hash),
@@ -358,8 +463,8 @@ void what_was_tested(std::ostream& out, const ab::RunRecord& record) {
               {{"arm"}, {"role"}, {"config"}, {"code hash"}, {"prediction"}, {"status"}},
               std::move(rows));
   out << "Code hashes are shortened; results.json and fingerprint.json hold them whole. An "
-         "INVALID arm failed the reference check at some point and was not timed from then "
-         "on.\n\n";
+         "INVALID arm failed the reference check at some point, or gave no valid sample there, "
+         "and was not timed from then on.\n\n";
 }
 
 void why(std::ostream& out, const ab::RunRecord& record) {
@@ -443,26 +548,13 @@ void how(std::ostream& out, const ab::RunRecord& record) {
                                ? record.analysis->correction_note
                                : ab::correction_method_note(stats);
   out << "- **Multiplicity.** " << note << "\n";
-  if (on_cpu) {
-    out << fmt::format("- **Environment.** {}; commit `{}`; host {}; backend cpu.\n",
-                       or_unknown(environment.gpu), or_unknown(environment.commit),
-                       or_unknown(environment.host));
-  } else {
-    out << fmt::format(
-        "- **Environment.** {}{}; SM clock {} at the start, peak {}; memory clock {}; driver {}; "
-        "CUDA runtime {}; commit `{}`; host {}; backend {}.\n",
-        or_unknown(environment.gpu),
-        environment.sm_count > 0 ? fmt::format(" ({} SMs)", environment.sm_count) : "",
-        mhz_text(environment.sm_clock_mhz), mhz_text(environment.max_sm_clock_mhz),
-        mhz_text(environment.mem_clock_mhz), or_unknown(environment.driver),
-        or_unknown(environment.cuda_runtime), or_unknown(environment.commit),
-        or_unknown(environment.host), or_unknown(environment.backend));
-  }
+  environment_lines(out, record);
   const int throttled = throttled_count(record);
   const std::size_t total = record.samples.size();
   out << fmt::format("- **Throttled samples excluded.** {} of {}{}.\n", group_thousands(throttled),
                      group_thousands(static_cast<long long>(total)),
                      total > 0 ? fmt::format(" ({:.1f}%)", 100.0 * throttled / total) : "");
+  failed_samples(out, record);
   out << fmt::format("- **Time taken.** {}{}.\n\n", duration_text(record.elapsed_s),
                      record.started_utc.empty() ? "" : ", started " + record.started_utc);
 
@@ -562,7 +654,8 @@ void per_variant(std::ostream& out, const ab::RunRecord& record) {
                       fmt::format("±{:.1f}%", point.evidence.threshold_pct),
                       fmt::format("{} ({})", p_text(point.evidence.p_value),
                                   p_text(point.evidence.p_adjusted)),
-                      std::to_string(change.paired_rounds), verdict_cell(point), predicted});
+                      std::to_string(change.paired_rounds),
+                      verdict_cell(point, record.experiment.stats), predicted});
     }
     print_table(out,
                 {{"point"}, {fmt::format("median ({})", metric_unit(record)), true},
@@ -653,13 +746,16 @@ void monotonicity(std::ostream& out, const ab::RunRecord& record) {
 void how_to_reproduce(std::ostream& out, const ab::RunRecord& record) {
   out << "## How to reproduce\n\n";
   const std::string commit = or_unknown(record.environment.commit);
-  out << fmt::format("Build commit `{}` (`git checkout {}`, then `bash scripts/build.sh`), and "
-                     "run:\n\n",
-                     commit, commit);
+  const std::string build =
+      record.build_command.empty() ? "bash scripts/build.sh" : record.build_command;
+  out << fmt::format("Build commit `{}` with the selection of kernel variants and architectures "
+                     "that this run's binary had, and run the experiment:\n\n",
+                     commit);
   print_fenced(out,
-               record.command_line.empty()
-                   ? "mlalab ab " + or_unknown(record.experiment.source_path)
-                   : record.command_line,
+               fmt::format("git checkout {}\n{}\nbuild/bin/{}", commit, build,
+                           record.command_line.empty()
+                               ? "mlalab ab " + or_unknown(record.experiment.source_path)
+                               : record.command_line),
                "bash");
   out << fmt::format("The experiment file{} as it was read:\n\n",
                      record.experiment.source_path.empty()
@@ -698,7 +794,9 @@ void MarkdownReport::write(const ab::RunRecord& record, std::ostream& out) const
                                                      : record.partial_reason);
   }
   out << fmt::format("{} · {} · commit `{}`\n\n", or_unknown(record.started_utc),
-                     or_unknown(record.environment.gpu), or_unknown(record.environment.commit));
+                     record.environment.backend == "cuda" ? or_unknown(record.environment.gpu)
+                                                          : ab::host_text(record.environment),
+                     or_unknown(record.environment.commit));
   what_was_tested(out, record);
   why(out, record);
   how(out, record);

@@ -39,12 +39,53 @@ constexpr const char* kSchemaNotes =
     "the interval lies beyond +/-threshold and p_adjusted < alpha, WITHIN_NOISE when it lies "
     "inside, else AMBIGUOUS (more_rounds: an estimate of the rounds that would settle it). "
     "Non-finite numbers are null (a missing median or change: NaN; an unbounded interval "
-    "end: -inf below, +inf above).";
+    "end: -inf below, +inf above), and so is every field that is unknown or does not apply: "
+    "a GPU's fields on the cpu backend, a kernel arm's split on the cpu backend and its "
+    "cpu_threads on the cuda backend, the kernel sweep settings of command arms, a "
+    "sample's time_us for commands and its sm_clock_mhz where no clock was read. "
+    "environment.load_at_start and load_at_end say how busy the host was: the load averages "
+    "and other_cpu_share, the share of the usable CPUs' time that other processes used over "
+    "share_window_s seconds. failures[] are the samples that gave no value (a command that "
+    "failed, timed out or printed no metric), with the reason; build_command is how the "
+    "binary that ran was built (its variant and architecture selection).";
 
 // ---------------------------------------------------------------------------------------------
 // Writing
 
 Json number(double value) { return std::isfinite(value) ? Json(value) : Json(nullptr); }
+Json number(const std::optional<double>& value) { return value ? number(*value) : Json(nullptr); }
+
+// What applies on which backend: the split policy chooses how CUDA kernels divide the work,
+// the thread count is the CPU backend's; kernel settings do not apply to command arms, and
+// only the cuda backend reads clocks to flag throttled samples.
+bool split_applies(std::string_view backend) { return backend != "cpu"; }
+bool cpu_threads_apply(std::string_view backend) { return backend != "cuda"; }
+bool kernel_settings_apply(const ab::Experiment& experiment) {
+  return experiment.baseline.is_kernel();
+}
+bool throttling_applies(const ab::Experiment& experiment) {
+  return kernel_settings_apply(experiment) && experiment.backend != "cpu";
+}
+
+Json context_json(const ab::ContextSpec& context) {
+  const bool fixed = context.kind == ab::ContextSpec::Kind::kFixed;
+  const bool lognormal = context.kind == ab::ContextSpec::Kind::kLogNormal;
+  return {{"kind", name_of(context.kind)},
+          {"length", fixed || lognormal ? Json(context.length) : Json(nullptr)},
+          {"min_length", fixed ? Json(nullptr) : Json(context.min_length)},
+          {"max_length", fixed ? Json(nullptr) : Json(context.max_length)},
+          {"sigma", lognormal ? Json(context.sigma) : Json(nullptr)},
+          {"seed", context.seed}};
+}
+
+Json host_load_json(const ab::HostLoad& load) {
+  return {{"load_1min", number(load.load_1min)},
+          {"load_5min", number(load.load_5min)},
+          {"load_15min", number(load.load_15min)},
+          {"other_cpu_share", number(load.other_cpu_share)},
+          {"share_window_s",
+           load.other_cpu_share ? number(load.share_window_s) : Json(nullptr)}};
+}
 
 Json change_json(const ab::Change& change) {
   return {{"paired_rounds", change.paired_rounds},
@@ -55,32 +96,32 @@ Json change_json(const ab::Change& change) {
 
 Json experiment_json(const ab::Experiment& experiment) {
   Json variants = Json::array();
-  for (const ab::Arm& arm : experiment.variants) variants.push_back(arm_json(arm));
+  for (const ab::Arm& arm : experiment.variants) {
+    variants.push_back(arm_json(arm, experiment.backend));
+  }
   const ab::Sweep& sweep = experiment.sweep;
   const ab::Settings& stats = experiment.stats;
+  const bool kernel = kernel_settings_apply(experiment);
+  const auto kernel_only = [kernel](Json value) { return kernel ? value : Json(nullptr); };
   return {
       {"name", experiment.name},
       {"hypothesis", experiment.hypothesis},
       {"backend", experiment.backend},
-      {"source_path", experiment.source_path},
-      {"baseline", arm_json(experiment.baseline)},
+      {"source_path", text_or_null(experiment.source_path)},
+      {"baseline", arm_json(experiment.baseline, experiment.backend)},
       {"variants", variants},
       {"sweep",
-       {{"layout", name_of(sweep.layout)},
-        {"heads", sweep.heads},
-        {"page_size", sweep.page_size},
+       {{"layout", kernel_only(name_of(sweep.layout))},
+        {"heads", kernel_only(sweep.heads)},
+        {"page_size", kernel_only(sweep.page_size)},
         {"concurrency", sweep.concurrency},
-        {"context",
-         {{"kind", name_of(sweep.context.kind)},
-          {"length", sweep.context.length},
-          {"min_length", sweep.context.min_length},
-          {"max_length", sweep.context.max_length},
-          {"sigma", sweep.context.sigma},
-          {"seed", sweep.context.seed}}}}},
+        {"context", kernel_only(context_json(sweep.context))}}},
       {"measure",
-       {{"launches_per_sample", experiment.measure.launches_per_sample},
+       {{"launches_per_sample", kernel_only(experiment.measure.launches_per_sample)},
         {"max_minutes", experiment.measure.max_minutes},
-        {"throttle_fraction", experiment.measure.throttle_fraction}}},
+        {"throttle_fraction", throttling_applies(experiment)
+                                  ? Json(experiment.measure.throttle_fraction)
+                                  : Json(nullptr)}}},
       {"stats",
        {{"min_effect_pct", stats.min_effect_pct},
         {"alpha", stats.alpha},
@@ -96,16 +137,21 @@ Json experiment_json(const ab::Experiment& experiment) {
 }
 
 Json environment_json(const ab::EnvironmentRecord& environment) {
-  return {{"backend", environment.backend},
-          {"gpu", environment.gpu},
-          {"sm_count", environment.sm_count},
-          {"sm_clock_mhz", environment.sm_clock_mhz},
-          {"max_sm_clock_mhz", environment.max_sm_clock_mhz},
-          {"mem_clock_mhz", environment.mem_clock_mhz},
-          {"driver", environment.driver},
-          {"cuda_runtime", environment.cuda_runtime},
-          {"commit", environment.commit},
-          {"host", environment.host}};
+  return {{"backend", text_or_null(environment.backend)},
+          {"gpu", text_or_null(environment.gpu)},
+          {"sm_count", positive_or_null(environment.sm_count)},
+          {"sm_clock_mhz", positive_or_null(environment.sm_clock_mhz)},
+          {"max_sm_clock_mhz", positive_or_null(environment.max_sm_clock_mhz)},
+          {"mem_clock_mhz", positive_or_null(environment.mem_clock_mhz)},
+          {"driver", text_or_null(environment.driver)},
+          {"cuda_runtime", text_or_null(environment.cuda_runtime)},
+          {"commit", text_or_null(environment.commit)},
+          {"host", text_or_null(environment.host)},
+          {"cpu_model", text_or_null(environment.cpu_model)},
+          {"hardware_threads", positive_or_null(environment.hardware_threads)},
+          {"usable_cpus", positive_or_null(environment.usable_cpus)},
+          {"load_at_start", host_load_json(environment.load_at_start)},
+          {"load_at_end", host_load_json(environment.load_at_end)}};
 }
 
 Json analysis_json(const ab::SweepResult& analysis) {
@@ -168,6 +214,16 @@ class Reader {
     }
   }
 
+  bool has(std::string_view key) const { return json_.is_object() && json_.contains(key); }
+
+  // A field that results_json wrote as null when it was unknown or did not apply: `if_null`
+  // then. (Files of schema 1 hold the record's own placeholders instead, which read as they
+  // are.)
+  template <typename T>
+  T get_or(std::string_view key, T if_null) const {
+    return field(key).is_null() ? if_null : get<T>(key);
+  }
+
   // A number that results_json wrote as null when it was not finite.
   double number(std::string_view key, double if_null = std::nan("")) const {
     const nlohmann::json& value = field(key);
@@ -223,30 +279,41 @@ ab::Experiment experiment_from(const Reader& json) {
   experiment.name = json.get<std::string>("name");
   experiment.hypothesis = json.get<std::string>("hypothesis");
   experiment.backend = json.get<std::string>("backend");
-  experiment.source_path = json.get<std::string>("source_path");
+  experiment.source_path = json.get_or<std::string>("source_path", {});
   experiment.source_text = json.get<std::string>("source_text");
   experiment.baseline = arm_from_json(json.field("baseline"));
   for (const Reader& arm : json.items("variants")) {
     experiment.variants.push_back(arm_from_json(arm.json()));
   }
+  // Settings written as null (they did not apply) read as the defaults the parser gives.
+  const ab::Experiment defaults;
   const Reader sweep = json.child("sweep");
-  const auto layout = parse_layout(sweep.get<std::string>("layout"));
-  if (!layout) throw std::runtime_error("results.json: experiment.sweep.layout: not v3 or v4");
-  experiment.sweep.layout = *layout;
-  experiment.sweep.heads = sweep.get<int>("heads");
-  experiment.sweep.page_size = sweep.get<int>("page_size");
+  if (!sweep.field("layout").is_null()) {
+    const auto layout = parse_layout(sweep.get<std::string>("layout"));
+    if (!layout) throw std::runtime_error("results.json: experiment.sweep.layout: not v3 or v4");
+    experiment.sweep.layout = *layout;
+  }
+  experiment.sweep.heads = sweep.get_or<int>("heads", defaults.sweep.heads);
+  experiment.sweep.page_size = sweep.get_or<int>("page_size", defaults.sweep.page_size);
   experiment.sweep.concurrency = sweep.get<std::vector<int>>("concurrency");
-  const Reader context = sweep.child("context");
-  experiment.sweep.context = {.kind = context.word("kind", parse_context_kind),
-                              .length = context.get<int>("length"),
-                              .min_length = context.get<int>("min_length"),
-                              .max_length = context.get<int>("max_length"),
-                              .sigma = context.get<double>("sigma"),
-                              .seed = context.get<std::uint64_t>("seed")};
+  if (!sweep.field("context").is_null()) {
+    const Reader context = sweep.child("context");
+    const ab::ContextSpec& fallback = defaults.sweep.context;
+    experiment.sweep.context = {
+        .kind = context.word("kind", parse_context_kind),
+        .length = context.get_or<int>("length", fallback.length),
+        .min_length = context.get_or<int>("min_length", fallback.min_length),
+        .max_length = context.get_or<int>("max_length", fallback.max_length),
+        .sigma = context.get_or<double>("sigma", fallback.sigma),
+        .seed = context.get<std::uint64_t>("seed")};
+  }
   const Reader measure = json.child("measure");
-  experiment.measure = {.launches_per_sample = measure.get<int>("launches_per_sample"),
-                        .max_minutes = measure.get<double>("max_minutes"),
-                        .throttle_fraction = measure.get<double>("throttle_fraction")};
+  experiment.measure = {
+      .launches_per_sample =
+          measure.get_or<int>("launches_per_sample", defaults.measure.launches_per_sample),
+      .max_minutes = measure.get<double>("max_minutes"),
+      .throttle_fraction =
+          measure.get_or<double>("throttle_fraction", defaults.measure.throttle_fraction)};
   const Reader stats = json.child("stats");
   experiment.stats = {.min_effect_pct = stats.get<double>("min_effect_pct"),
                       .alpha = stats.get<double>("alpha"),
@@ -260,17 +327,41 @@ ab::Experiment experiment_from(const Reader& json) {
   return experiment;
 }
 
-ab::EnvironmentRecord environment_from(const Reader& json) {
-  return {.backend = json.get<std::string>("backend"),
-          .gpu = json.get<std::string>("gpu"),
-          .sm_count = json.get<int>("sm_count"),
-          .sm_clock_mhz = json.get<int>("sm_clock_mhz"),
-          .max_sm_clock_mhz = json.get<int>("max_sm_clock_mhz"),
-          .mem_clock_mhz = json.get<int>("mem_clock_mhz"),
-          .driver = json.get<std::string>("driver"),
-          .cuda_runtime = json.get<std::string>("cuda_runtime"),
-          .commit = json.get<std::string>("commit"),
-          .host = json.get<std::string>("host")};
+ab::HostLoad host_load_from(const Reader& json) {
+  const auto optional = [&](std::string_view key) -> std::optional<double> {
+    if (json.field(key).is_null()) return std::nullopt;
+    return json.number(key);
+  };
+  ab::HostLoad load{.load_1min = optional("load_1min"),
+                    .load_5min = optional("load_5min"),
+                    .load_15min = optional("load_15min"),
+                    .other_cpu_share = optional("other_cpu_share"),
+                    .share_window_s = 0.0};
+  if (load.other_cpu_share) load.share_window_s = json.number("share_window_s");
+  return load;
+}
+
+// Schema 1 has neither the host's CPU nor its load: they read as unknown.
+ab::EnvironmentRecord environment_from(const Reader& json, int schema_version) {
+  ab::EnvironmentRecord environment;
+  environment.backend = json.get_or<std::string>("backend", {});
+  environment.gpu = json.get_or<std::string>("gpu", {});
+  environment.sm_count = json.get_or<int>("sm_count", 0);
+  environment.sm_clock_mhz = json.get_or<int>("sm_clock_mhz", -1);
+  environment.max_sm_clock_mhz = json.get_or<int>("max_sm_clock_mhz", -1);
+  environment.mem_clock_mhz = json.get_or<int>("mem_clock_mhz", -1);
+  environment.driver = json.get_or<std::string>("driver", {});
+  environment.cuda_runtime = json.get_or<std::string>("cuda_runtime", {});
+  environment.commit = json.get_or<std::string>("commit", {});
+  environment.host = json.get_or<std::string>("host", {});
+  if (schema_version >= 2) {
+    environment.cpu_model = json.get_or<std::string>("cpu_model", {});
+    environment.hardware_threads = json.get_or<int>("hardware_threads", 0);
+    environment.usable_cpus = json.get_or<int>("usable_cpus", 0);
+    environment.load_at_start = host_load_from(json.child("load_at_start"));
+    environment.load_at_end = host_load_from(json.child("load_at_end"));
+  }
+  return environment;
 }
 
 ab::SweepResult analysis_from(const Reader& json) {
@@ -311,15 +402,19 @@ ab::SweepResult analysis_from(const Reader& json) {
 
 // ---------------------------------------------------------------------------------------------
 
-Json arm_json(const ab::Arm& arm) {
+Json text_or_null(const std::string& text) { return text.empty() ? Json(nullptr) : Json(text); }
+Json positive_or_null(double value) { return value > 0 ? Json(value) : Json(nullptr); }
+Json positive_or_null(int value) { return value > 0 ? Json(value) : Json(nullptr); }
+
+Json arm_json(const ab::Arm& arm, std::string_view backend) {
   Json json = {{"name", arm.name},
                {"prediction_pct",
                 arm.prediction_pct ? number(*arm.prediction_pct) : Json(nullptr)}};
   if (const auto* kernel = std::get_if<ab::KernelArm>(&arm.config)) {
     json["kind"] = "kernel";
     json["variant"] = kernel->variant;
-    json["split"] = kernel->split.to_string();
-    json["cpu_threads"] = kernel->cpu_threads;
+    json["split"] = split_applies(backend) ? Json(kernel->split.to_string()) : Json(nullptr);
+    json["cpu_threads"] = cpu_threads_apply(backend) ? Json(kernel->cpu_threads) : Json(nullptr);
   } else {
     const auto& command = std::get<ab::CommandArm>(arm.config);
     json["kind"] = "command";
@@ -342,13 +437,18 @@ ab::Arm arm_from_json(const nlohmann::json& json) {
   }
   const auto kind = named.get<std::string>("kind");
   if (kind == "kernel") {
-    std::string error;
-    const auto split = parse_split_policy(named.get<std::string>("split"), &error);
-    if (!split) throw std::runtime_error(fmt::format("results.json: arm '{}'.split: {}",
-                                                     arm.name, error));
-    arm.config = ab::KernelArm{.variant = named.get<std::string>("variant"),
-                               .split = *split,
-                               .cpu_threads = named.get<int>("cpu_threads")};
+    // Null where it does not apply (arm_json): the default, as the parser would leave it.
+    ab::KernelArm kernel{.variant = named.get<std::string>("variant"),
+                         .split = {},
+                         .cpu_threads = named.get_or<int>("cpu_threads", 0)};
+    if (!named.field("split").is_null()) {
+      std::string error;
+      const auto split = parse_split_policy(named.get<std::string>("split"), &error);
+      if (!split) throw std::runtime_error(fmt::format("results.json: arm '{}'.split: {}",
+                                                       arm.name, error));
+      kernel.split = *split;
+    }
+    arm.config = kernel;
   } else if (kind == "command") {
     arm.config = ab::CommandArm{
         .command = named.get<std::string>("command"),
@@ -364,21 +464,23 @@ ab::Arm arm_from_json(const nlohmann::json& json) {
 }
 
 Json results_json(const ab::RunRecord& record) {
+  const std::string& backend = record.experiment.backend;
   Json arms = Json::array();
   for (const ab::ArmRecord& arm : record.arms) {
     arms.push_back({{"name", arm.name},
                     {"role", name_of(arm.role)},
                     {"config_text", arm.config_text},
-                    {"code_hash", arm.code_hash},
+                    {"code_hash", text_or_null(arm.code_hash)},
                     {"valid", arm.valid},
-                    {"invalid_reason", arm.invalid_reason},
-                    {"config", arm_json(arm.arm)}});
+                    {"invalid_reason", text_or_null(arm.invalid_reason)},
+                    {"config", arm_json(arm.arm, backend)}});
   }
+  const bool kernel = kernel_settings_apply(record.experiment);
   Json points = Json::array();
   for (const ab::PointRecord& point : record.points) {
     points.push_back({{"concurrency", point.concurrency},
-                      {"context_lengths", point.context_lengths},
-                      {"splits", point.splits},
+                      {"context_lengths", kernel ? Json(point.context_lengths) : Json(nullptr)},
+                      {"splits", positive_or_null(point.splits)},
                       {"rounds", point.rounds},
                       {"throttled_samples", point.throttled_samples},
                       {"stop_reason", name_of(point.stop_reason)},
@@ -392,55 +494,70 @@ Json results_json(const ab::RunRecord& record) {
                        {"order", sample.order},
                        {"arm", sample.arm},
                        {"value", number(sample.value)},
-                       {"time_us", number(sample.time_us)},
-                       {"sm_clock_mhz", sample.sm_clock_mhz},
+                       {"time_us", positive_or_null(sample.time_us)},
+                       {"sm_clock_mhz", positive_or_null(sample.sm_clock_mhz)},
                        {"throttled", sample.throttled}});
+  }
+  Json failures = Json::array();
+  for (const ab::SampleFailure& failure : record.failures) {
+    failures.push_back({{"point", failure.point},
+                        {"round", failure.round},
+                        {"arm", failure.arm},
+                        {"reason", failure.reason}});
   }
   return {{"schema", kResultsSchema},
           {"schema_notes", kSchemaNotes},
           {"started_utc", record.started_utc},
           {"elapsed_s", number(record.elapsed_s)},
           {"partial", record.partial},
-          {"partial_reason", record.partial_reason},
+          {"partial_reason", text_or_null(record.partial_reason)},
           {"seed", record.seed},
           {"command_line", record.command_line},
+          {"build_command", text_or_null(record.build_command)},
           {"experiment", experiment_json(record.experiment)},
           {"environment", environment_json(record.environment)},
           {"arms", arms},
           {"points", points},
           {"analysis", record.analysis ? analysis_json(*record.analysis) : Json(nullptr)},
+          {"failures", failures},
           {"samples", samples}};
 }
 
 ab::RunRecord record_from_json(const nlohmann::json& json) {
   const Reader root(json, "");
   const auto schema = root.get<std::string>("schema");
-  if (schema != kResultsSchema) {
-    throw std::runtime_error(fmt::format("results.json: schema '{}', expected '{}'", schema,
-                                         kResultsSchema));
+  if (schema != kResultsSchema && schema != kResultsSchemaV1) {
+    throw std::runtime_error(fmt::format("results.json: schema '{}', expected '{}' (or '{}')",
+                                         schema, kResultsSchema, kResultsSchemaV1));
   }
+  const int schema_version = schema == kResultsSchemaV1 ? 1 : 2;
   ab::RunRecord record;
   record.started_utc = root.get<std::string>("started_utc");
   record.elapsed_s = root.number("elapsed_s");
   record.partial = root.get<bool>("partial");
-  record.partial_reason = root.get<std::string>("partial_reason");
+  record.partial_reason = root.get_or<std::string>("partial_reason", {});
   record.seed = root.get<std::uint64_t>("seed");
   record.command_line = root.get<std::string>("command_line");
+  // Absent in files written before it was recorded.
+  if (root.has("build_command")) {
+    record.build_command = root.get_or<std::string>("build_command", {});
+  }
   record.experiment = experiment_from(root.child("experiment"));
-  record.environment = environment_from(root.child("environment"));
+  record.environment = environment_from(root.child("environment"), schema_version);
   for (const Reader& arm : root.items("arms")) {
     record.arms.push_back({.name = arm.get<std::string>("name"),
                            .role = arm.word("role", parse_arm_role),
                            .arm = arm_from_json(arm.field("config")),
                            .config_text = arm.get<std::string>("config_text"),
-                           .code_hash = arm.get<std::string>("code_hash"),
+                           .code_hash = arm.get_or<std::string>("code_hash", {}),
                            .valid = arm.get<bool>("valid"),
-                           .invalid_reason = arm.get<std::string>("invalid_reason")});
+                           .invalid_reason = arm.get_or<std::string>("invalid_reason", {})});
   }
   for (const Reader& point : root.items("points")) {
     record.points.push_back({.concurrency = point.get<int>("concurrency"),
-                             .context_lengths = point.get<std::vector<int>>("context_lengths"),
-                             .splits = point.get<int>("splits"),
+                             .context_lengths =
+                                 point.get_or<std::vector<int>>("context_lengths", {}),
+                             .splits = point.get_or<int>("splits", 0),
                              .rounds = point.get<int>("rounds"),
                              .throttled_samples = point.get<int>("throttled_samples"),
                              .stop_reason = point.word("stop_reason", parse_stop_reason),
@@ -453,9 +570,18 @@ ab::RunRecord record_from_json(const nlohmann::json& json) {
                               .order = sample.get<int>("order"),
                               .arm = sample.get<int>("arm"),
                               .value = sample.number("value"),
-                              .time_us = sample.number("time_us"),
-                              .sm_clock_mhz = sample.get<int>("sm_clock_mhz"),
+                              .time_us = sample.number("time_us", 0.0),
+                              .sm_clock_mhz = sample.get_or<int>("sm_clock_mhz", -1),
                               .throttled = sample.get<bool>("throttled")});
+  }
+  // Absent in files written before failures were recorded.
+  if (root.has("failures")) {
+    for (const Reader& failure : root.items("failures")) {
+      record.failures.push_back({.point = failure.get<int>("point"),
+                                 .round = failure.get<int>("round"),
+                                 .arm = failure.get<int>("arm"),
+                                 .reason = failure.get<std::string>("reason")});
+    }
   }
   if (!root.field("analysis").is_null()) record.analysis = analysis_from(root.child("analysis"));
   return record;

@@ -21,7 +21,7 @@ TEST(RunShellCommand, CapturesStdoutAndTheExitStatus) {
   EXPECT_EQ(result.exit_status, 0);
   EXPECT_FALSE(result.timed_out);
   std::string failure;
-  EXPECT_EQ(extract_metric(result.output, kMetric, &failure), 42.0) << failure;
+  EXPECT_EQ(extract_metric(result, kMetric, &failure), 42.0) << failure;
 }
 
 TEST(RunShellCommand, AppliesTheEnvironmentOverrides) {
@@ -60,17 +60,42 @@ TEST(RunShellCommand, KillsTheWholeProcessGroupOnTheStopSignal) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
 }
 
+CommandResult printed(std::string stdout_text, std::string stderr_text = {}) {
+  CommandResult result;
+  result.output = std::move(stdout_text);
+  result.error_tail = std::move(stderr_text);
+  result.exit_status = 0;
+  return result;
+}
+
 TEST(ExtractMetric, TakesTheFirstCaptureGroupAsAPositiveNumber) {
   std::string failure;
-  EXPECT_EQ(extract_metric("warmup\nmetric: 1.5e3 tok/s\nmetric: 7\n", kMetric, &failure),
+  EXPECT_EQ(extract_metric(printed("warmup\nmetric: 1.5e3 tok/s\nmetric: 7\n"), kMetric,
+                           &failure),
             1500.0);
-  EXPECT_FALSE(extract_metric("no number here\n", kMetric, &failure));
+  EXPECT_FALSE(extract_metric(printed("no number here\n"), kMetric, &failure));
   EXPECT_NE(failure.find("matched nothing"), std::string::npos) << failure;
   EXPECT_NE(failure.find("no number here"), std::string::npos) << failure;
-  EXPECT_FALSE(extract_metric("metric: 0\n", kMetric, &failure));
+  EXPECT_FALSE(extract_metric(printed("metric: 0\n"), kMetric, &failure));
   EXPECT_NE(failure.find("positive"), std::string::npos) << failure;
-  EXPECT_FALSE(extract_metric("metric: 1.2.3\n", kMetric, &failure));
+  EXPECT_FALSE(extract_metric(printed("metric: 1.2.3\n"), kMetric, &failure));
   EXPECT_NE(failure.find("not a number"), std::string::npos) << failure;
+}
+
+// The experiment file's key is `metric`; messages use that name, and say where they looked.
+TEST(ExtractMetric, NamesTheKeyAndSaysTheMetricIsReadFromStdout) {
+  std::string failure;
+  EXPECT_FALSE(extract_metric(printed("no number here\n"), kMetric, &failure));
+  EXPECT_EQ(failure.find("metric_regex"), std::string::npos) << failure;
+  EXPECT_NE(failure.find("metric matched nothing on stdout"), std::string::npos) << failure;
+
+  // A benchmark that prints its number on stderr: not "the output was empty".
+  EXPECT_FALSE(extract_metric(printed("", "log line\nmetric: 42\n"), kMetric, &failure));
+  EXPECT_NE(failure.find("stdout was empty"), std::string::npos) << failure;
+  EXPECT_NE(failure.find("stderr ended with: metric: 42"), std::string::npos) << failure;
+
+  EXPECT_FALSE(extract_metric(printed(""), kMetric, &failure));
+  EXPECT_NE(failure.find("stdout and stderr were both empty"), std::string::npos) << failure;
 }
 
 TEST(PrepareCommandArm, RefusesARegexWithoutACaptureGroup) {
@@ -79,6 +104,8 @@ TEST(PrepareCommandArm, RefusesARegexWithoutACaptureGroup) {
   const Preparation preparation = prepare_command_arm(arm, 1, nullptr);
   EXPECT_FALSE(preparation.arm);
   EXPECT_NE(preparation.invalid_reason.find("capture group"), std::string::npos);
+  EXPECT_EQ(preparation.invalid_reason.rfind("metric '[0-9]+'", 0), 0u)
+      << preparation.invalid_reason;
 }
 
 TEST(PrepareCommandArm, SamplesTheMetricAtTheConcurrency) {
@@ -87,8 +114,39 @@ TEST(PrepareCommandArm, SamplesTheMetricAtTheConcurrency) {
                        .direction = Direction::kHigherIsBetter, .timeout_s = 10.0};
   const Preparation preparation = prepare_command_arm(arm, 32, nullptr);
   ASSERT_TRUE(preparation.arm) << preparation.invalid_reason;
-  const Measurement measurement = preparation.arm->measure();
+  const Measurement measurement = preparation.arm->measure(SampleLimits{});
   EXPECT_EQ(measurement.value, 32.0) << measurement.failure;
+  EXPECT_EQ(measurement.cut, SampleCut::kNone);
+}
+
+// The run's deadline bounds a sample like the arm's own timeout, but it is a cut, not a
+// failure of the arm: the sample is discarded and the arm stays valid.
+TEST(PrepareCommandArm, TheRunsDeadlineCutsARunningCommand) {
+  const CommandArm arm{.command = "sleep 30; echo 'metric: 1'", .env = {},
+                       .metric_regex = "metric: ([0-9]+)",
+                       .direction = Direction::kHigherIsBetter, .timeout_s = 20.0};
+  const Preparation preparation = prepare_command_arm(arm, 1, nullptr);
+  ASSERT_TRUE(preparation.arm) << preparation.invalid_reason;
+  const auto start = std::chrono::steady_clock::now();
+  const Measurement measurement = preparation.arm->measure(
+      SampleLimits{.deadline = start + std::chrono::milliseconds(300)});
+  EXPECT_EQ(measurement.cut, SampleCut::kDeadline);
+  EXPECT_FALSE(measurement.value);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+}
+
+// When the arm's own timeout comes first, it is the arm's failure.
+TEST(PrepareCommandArm, ATimeoutBeforeTheDeadlineIsAFailure) {
+  const CommandArm arm{.command = "sleep 30", .env = {}, .metric_regex = "metric: ([0-9]+)",
+                       .direction = Direction::kHigherIsBetter, .timeout_s = 0.2};
+  const Preparation preparation = prepare_command_arm(arm, 1, nullptr);
+  ASSERT_TRUE(preparation.arm) << preparation.invalid_reason;
+  const Measurement measurement = preparation.arm->measure(
+      SampleLimits{.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60)});
+  EXPECT_EQ(measurement.cut, SampleCut::kNone);
+  EXPECT_FALSE(measurement.value);
+  EXPECT_NE(measurement.failure.find("timed out after 0.2 s"), std::string::npos)
+      << measurement.failure;
 }
 
 }  // namespace

@@ -539,6 +539,23 @@ TEST(ExperimentRanges, SweepValuesOutOfRangeAreRefused) {
   refused(with_sweep("concurrency = [1]\ncontext = 4096.0"), 5, "sweep.context");
 }
 
+// As bench does: a sweep whose largest point's KV cache could not be allocated is refused up
+// front, not after the smaller points ran (V4 rows are 512 × 2 B = 1 KiB: 16 GiB is 2^24
+// tokens, so 64 × 2^20 is 64 GiB and 16 × 2^20 exactly fits).
+TEST(ExperimentRanges, AKvCacheThatCannotBeAllocatedIsRefused) {
+  const auto error = refused(
+      with_sweep("layout = \"v4\"\nconcurrency = [1, 64]\ncontext = 1048576"), 5,
+      "sweep.concurrency");
+  EXPECT_MENTIONS(error, "concurrency 64 × context 1048576 (64 GiB of KV cache): allowed at most "
+                         "16 GiB of KV cache per problem");
+  EXPECT_NO_THROW(parse(with_sweep("layout = \"v4\"\nconcurrency = [1, 16]\ncontext = 1048576")));
+  const auto drawn = refused(
+      with_sweep("layout = \"v4\"\nconcurrency = [64]\ncontext = { distribution = "
+                 "\"uniform\", min = 1048000, max = 1048576 }"),
+      5, "sweep.concurrency");
+  EXPECT_MENTIONS(drawn, "concurrency 64, ");
+}
+
 TEST(ExperimentRanges, ContextDistributionsAreChecked) {
   const auto minmax =
       refused(with_sweep("concurrency = [1]\ncontext = { distribution = \"uniform\", min = 900, "
@@ -827,6 +844,18 @@ prediction = 10
   EXPECT_EQ(arm_config_text(experiment.variants[0]),
             "VLLM_MLA_WARPS=8 VLLM_OTHER=x python3 bench_serving.py --concurrency "
             "$MLALAB_CONCURRENCY");
+}
+
+// Commands run no kernel backend: the experiment says so instead of defaulting to cuda, and a
+// backend key, which would claim one, is refused.
+TEST(ExperimentCommandArms, RunNoKernelBackend) {
+  const Experiment experiment =
+      parse(kHeader + kCommandBaseline + "[[variant]]\nname = \"v\"\nenv = { A = \"1\" }\n");
+  EXPECT_EQ(experiment.backend, kNoBackend);
+  const auto error = refused("backend = \"cuda\"\n" + kHeader + kCommandBaseline +
+                                 "[[variant]]\nname = \"v\"\nenv = { A = \"1\" }\n",
+                             1, "backend");
+  EXPECT_MENTIONS(error, "arms are commands");
 }
 
 TEST(ExperimentCommandArms, TheBaselineNeedsCommandMetricAndBetter) {

@@ -13,7 +13,10 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "ab/run_record.h"
 #include "report/report_writer.h"
@@ -72,6 +75,7 @@ Experiment cpu_experiment() {
 Experiment command_experiment(std::string variant_command) {
   Experiment experiment = base_experiment();
   experiment.name = "command-test";
+  experiment.backend = kNoBackend;
   experiment.baseline = command_arm("baseline", "echo 'metric: 100'");
   experiment.variants = {command_arm("half", std::move(variant_command))};
   return experiment;
@@ -114,7 +118,11 @@ TEST(Runner, CpuRunMeasuresEveryArmOnceARoundInShuffledOrders) {
   EXPECT_FALSE(outcome.error);
   EXPECT_FALSE(record.partial) << record.partial_reason;
   EXPECT_EQ(record.environment.backend, "cpu");
-  EXPECT_EQ(record.environment.gpu.rfind("cpu (", 0), 0u) << record.environment.gpu;
+  EXPECT_TRUE(record.environment.gpu.empty()) << "the CPU backend runs on no GPU";
+  EXPECT_GE(record.environment.usable_cpus, 1);
+  // How busy the host was, at the start and over the whole run.
+  EXPECT_TRUE(record.environment.load_at_start.other_cpu_share);
+  EXPECT_TRUE(record.environment.load_at_end.other_cpu_share);
   EXPECT_EQ(record.command_line, "mlalab ab test.toml");
   EXPECT_FALSE(record.started_utc.empty());
 
@@ -247,7 +255,7 @@ TEST(Runner, StopSignalBeforeTheStartMeasuresNothing) {
   EXPECT_NE(outcome.record.partial_reason.find("interrupted by SIGINT"), std::string::npos);
   EXPECT_TRUE(outcome.record.samples.empty());
   EXPECT_FALSE(outcome.record.analysis);
-  EXPECT_EQ(exit_status(outcome), 0);
+  EXPECT_EQ(exit_status(outcome), kExitPartial);
 }
 
 TEST(Runner, SpentBudgetEndsTheRunPartial) {
@@ -284,7 +292,7 @@ TEST(Runner, CommandArmsAreSampledAndJudged) {
   EXPECT_EQ(record.arms[0].code_hash.size(), 64u);
   ASSERT_TRUE(record.analysis);
   EXPECT_EQ(record.analysis->variants[0].verdict, VariantVerdict::kRejected);
-  EXPECT_EQ(exit_status(outcome), 1);
+  EXPECT_EQ(exit_status(outcome), kExitRejected);
   const auto lines = conclusion_lines(record);
   ASSERT_FALSE(lines.empty());
   EXPECT_NE(lines[0].find("REJECTED"), std::string::npos) << lines[0];
@@ -316,7 +324,7 @@ TEST(Runner, CommandArmWhoseRegexNeverMatchesIsInvalid) {
   // The baseline's A/A comparison still runs; the INVALID arm has no verdict and fails the run.
   ASSERT_TRUE(record.analysis);
   EXPECT_TRUE(record.analysis->variants.empty());
-  EXPECT_EQ(exit_status(outcome), 1);
+  EXPECT_EQ(exit_status(outcome), kExitInvalid);
   const auto lines = conclusion_lines(record);
   ASSERT_FALSE(lines.empty());
   EXPECT_NE(lines[0].find("INVALID"), std::string::npos) << lines[0];
@@ -331,7 +339,155 @@ TEST(Runner, FailingBaselineEndsTheRun) {
       << outcome.record.partial_reason;
   EXPECT_NE(outcome.record.arms[0].invalid_reason.find("exit status 3"), std::string::npos)
       << outcome.record.arms[0].invalid_reason;
-  EXPECT_EQ(exit_status(outcome), 1);
+  EXPECT_EQ(exit_status(outcome), kExitInvalid);
+}
+
+// ---- Budgets, failures and exit statuses --------------------------------------------------
+
+// Command arms whose every sample sleeps: the budgets must bound the run anyway.
+Experiment sleeping_experiment(double sample_s) {
+  Experiment experiment = command_experiment(
+      fmt::format("sleep {}; echo 'metric: 100'", sample_s));
+  experiment.baseline = command_arm("baseline", fmt::format("sleep {}; echo 'metric: 100'",
+                                                            sample_s));
+  experiment.stats.min_rounds = 2;
+  experiment.stats.max_rounds = 100;
+  return experiment;
+}
+
+double seconds_between(std::chrono::steady_clock::time_point start,
+                       std::chrono::steady_clock::time_point end) {
+  return std::chrono::duration<double>(end - start).count();
+}
+
+TEST(Runner, TheRunsBudgetStopsARunningCommand) {
+  Experiment experiment = command_experiment("sleep 1000; echo 'metric: 1'");
+  experiment.measure.max_minutes = 0.02;  // 1.2 s
+  const auto start = std::chrono::steady_clock::now();
+  const RunOutcome outcome = run_experiment(experiment, RunOptions{});
+  EXPECT_LT(seconds_between(start, std::chrono::steady_clock::now()), 5.0);
+  const RunRecord& record = outcome.record;
+  // The first point was cut (the variant's sample stopped and discarded); the second never
+  // started, so the run is partial.
+  EXPECT_EQ(record.points[0].stop_reason, StopReason::kTimeBudgetSpent);
+  EXPECT_NE(record.points[0].stop_text.find("running sample of arm 'half' was stopped and "
+                                            "discarded"),
+            std::string::npos)
+      << record.points[0].stop_text;
+  EXPECT_TRUE(record.partial);
+  EXPECT_TRUE(record.failures.empty());  // a cut sample is not the arm's failure
+  EXPECT_TRUE(record.arms[2].valid) << record.arms[2].invalid_reason;
+  EXPECT_EQ(exit_status(outcome), kExitPartial);
+}
+
+// A point overruns its budget by at most one sample, even when one round takes longer than
+// the whole budget (3 arms × 0.5 s against 0.6 s).
+TEST(Runner, APointsBudgetHoldsWithinOneSample) {
+  Experiment experiment = sleeping_experiment(0.5);
+  experiment.sweep.concurrency = {1};
+  experiment.stats.time_budget_s = 0.6;
+  const RunOutcome outcome = run_experiment(experiment, RunOptions{});
+  const PointRecord& point = outcome.record.points[0];
+  EXPECT_EQ(point.stop_reason, StopReason::kTimeBudgetSpent);
+  EXPECT_LT(point.elapsed_s, 0.6 + 0.5 + 0.3) << point.stop_text;
+  EXPECT_FALSE(outcome.record.partial) << outcome.record.partial_reason;
+}
+
+// An arm that always times out gives no sample: INVALID with the reason, whatever ended the
+// point first (here the point's budget, after one timeout).
+TEST(Runner, AnArmWithoutAValidSampleIsInvalid) {
+  Experiment experiment = command_experiment("sleep 30");
+  std::get<CommandArm>(experiment.variants[0].config).timeout_s = 0.4;
+  experiment.sweep.concurrency = {1};
+  experiment.stats.time_budget_s = 0.6;
+  const RunOutcome outcome = run_experiment(experiment, RunOptions{});
+  const RunRecord& record = outcome.record;
+  ASSERT_FALSE(record.arms[2].valid);
+  EXPECT_NE(record.arms[2].invalid_reason.find("no valid sample"), std::string::npos)
+      << record.arms[2].invalid_reason;
+  EXPECT_NE(record.arms[2].invalid_reason.find("timed out after 0.4 s"), std::string::npos)
+      << record.arms[2].invalid_reason;
+  ASSERT_FALSE(record.failures.empty());
+  EXPECT_EQ(record.failures[0].arm, 2);
+  EXPECT_EQ(exit_status(outcome), kExitInvalid);
+  const auto lines = conclusion_lines(record);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines[0].find("INVALID"), std::string::npos) << lines[0];
+}
+
+// Ctrl-C during a long CPU sample (100 calls of tens of ms) stops it within about one call.
+TEST(Runner, TheStopSignalCutsALongCpuSample) {
+  Experiment experiment = cpu_experiment();
+  experiment.sweep.concurrency = {8};
+  experiment.sweep.context.length = 2048;
+  experiment.measure.launches_per_sample = 100;
+  std::atomic<int> stop{0};
+  std::chrono::steady_clock::time_point stopped_at;
+  RunOptions options;
+  options.stop_signal = &stop;
+  // Past the point's preparation (the problem and its fp64 reference), inside the first
+  // samples, each of which takes seconds.
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    stopped_at = std::chrono::steady_clock::now();
+    stop.store(SIGINT);
+  });
+  const RunOutcome outcome = run_experiment(experiment, options);
+  const auto ended = std::chrono::steady_clock::now();
+  stopper.join();
+  EXPECT_GT(outcome.record.points[0].elapsed_s, 1.0);  // it did get to the samples
+  EXPECT_LT(seconds_between(stopped_at, ended), 1.0);
+  EXPECT_TRUE(outcome.record.partial);
+  EXPECT_EQ(exit_status(outcome), kExitPartial);
+}
+
+// On the CPU backend, CUDA kernel arms would all run one config: refused, naming them.
+TEST(Runner, KernelArmsThatCollapseOnTheCpuBackendAreRefused) {
+  Experiment experiment = base_experiment();
+  experiment.backend = "cpu";
+  experiment.baseline = Arm{.name = "baseline", .prediction_pct = {},
+                            .config = KernelArm{.variant = "h16_t16_w4_s2", .split = {},
+                                                .cpu_threads = 0}};
+  experiment.variants = {
+      Arm{.name = "8 warps", .prediction_pct = {},
+          .config = KernelArm{.variant = "h16_t16_w8_s2", .split = {}, .cpu_threads = 0}}};
+  try {
+    run_experiment(experiment, RunOptions{});
+    FAIL() << "expected RunSetupError";
+  } catch (const RunSetupError& error) {
+    const std::string what = error.what();
+    EXPECT_NE(what.find("'baseline', '8 warps' would all run 'cpu threads=all'"),
+              std::string::npos)
+        << what;
+  }
+}
+
+// Each outcome gets its own status, first match wins: error, INVALID, partial, REJECTED.
+TEST(ExitStatus, TellsEveryKindOfEndApart) {
+  RunOutcome outcome;
+  outcome.record.arms = {ArmRecord{}, ArmRecord{}, ArmRecord{}};
+  outcome.record.analysis = SweepResult{};
+  VariantResult rejected;
+  rejected.verdict = VariantVerdict::kRejected;
+  outcome.record.analysis->variants = {rejected};
+  EXPECT_EQ(exit_status(outcome), kExitRejected);
+  outcome.record.partial = true;
+  EXPECT_EQ(exit_status(outcome), kExitPartial);
+  outcome.record.arms[2].valid = false;
+  EXPECT_EQ(exit_status(outcome), kExitInvalid);
+  outcome.error = "lost the GPU";
+  EXPECT_EQ(exit_status(outcome), kExitError);
+  EXPECT_EQ(exit_status(RunOutcome{}), kExitOk);
+}
+
+TEST(Overrides, BackendOfACommandExperimentIsRefused) {
+  try {
+    with_overrides(command_experiment("echo 'metric: 1'"), Overrides{.backend = "cpu"});
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("arms are commands"), std::string::npos)
+        << error.what();
+  }
 }
 
 TEST(Overrides, ReplaceTheFilesSettings) {

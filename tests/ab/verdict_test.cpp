@@ -432,6 +432,12 @@ TEST(PrecisionStoppingRule, StopsWhenEveryIntervalIsNarrowerThanTheMinimumEffect
   EXPECT_TRUE(decision.stop());
   EXPECT_EQ(decision.reason, StopReason::kPrecisionReached);
   EXPECT_NE(decision.text.find("1.90"), std::string::npos) << decision.text;
+  // It is the intervals' half-width that is below the minimum effect (their estimates may well
+  // lie beyond it): "within ±1.9 %" read as a claim about the change.
+  EXPECT_NE(decision.text.find("every interval's half-width ≤ ±1.90 %, below the 2 % minimum "
+                               "effect"),
+            std::string::npos)
+      << decision.text;
 }
 
 TEST(PrecisionStoppingRule, KeepsGoingWhileAnyIntervalIsTooWideIncludingTheAaOne) {

@@ -201,11 +201,64 @@ TEST(MarkdownReport, ConclusionNamesEveryVerdictWithItsNumbers) {
 TEST(MarkdownReport, HowToReproduceInlinesCommandCommitAndFile) {
   const std::string text = markdown_of(analysed());
   const std::string section = text.substr(text.find("## How to reproduce"));
-  EXPECT_NE(section.find("```bash\nmlalab ab experiments/warps_and_stages.toml\n```"),
-            std::string::npos);
-  EXPECT_NE(section.find("git checkout 0123456789ab"), std::string::npos);
+  EXPECT_NE(section.find("```bash\ngit checkout 0123456789ab\nbash scripts/build.sh\n"
+                         "build/bin/mlalab ab experiments/warps_and_stages.toml\n```"),
+            std::string::npos)
+      << section;
   EXPECT_NE(section.find(std::string("```toml\n") + testing::kSourceText + "```"),
             std::string::npos);
+}
+
+// The build line is the selection the run's binary had, not the default build of every
+// variant for three architectures.
+TEST(MarkdownReport, HowToReproduceBuildsTheRunsSelection) {
+  ab::RunRecord record = analysed();
+  record.build_command =
+      "MLALAB_VARIANTS='^(h16_t16_w4_s2|h16_t16_w8_s2)$' MLALAB_CUDA_ARCHS=90a bash "
+      "scripts/build.sh";
+  const std::string section = markdown_of(record).substr(
+      markdown_of(record).find("## How to reproduce"));
+  EXPECT_NE(section.find("git checkout 0123456789ab\n" + record.build_command +
+                         "\nbuild/bin/mlalab ab"),
+            std::string::npos)
+      << section;
+}
+
+// A run that measured 1 of its 4 points concludes about that point only.
+TEST(MarkdownReport, ConclusionNamesOnlyThePointsMeasured) {
+  ab::RunRecord record = analysed();
+  std::erase_if(record.samples, [](const ab::Sample& sample) { return sample.point != 0; });
+  for (std::size_t p = 1; p < record.points.size(); ++p) {
+    record.points[p].rounds = 0;
+    record.points[p].stop_reason = ab::StopReason::kKeepGoing;
+  }
+  ab::SweepSamples sweep = testing::sweep_of(record);
+  sweep.points.resize(1);
+  record.analysis = ab::analyze_sweep(sweep, record.experiment.stats);
+  record.partial = true;
+  const std::string conclusion = conclusion_paragraph(record);
+  EXPECT_EQ(conclusion.find("at every concurrency"), std::string::npos) << conclusion;
+  EXPECT_NE(conclusion.find("same code: INCONCLUSIVE, within noise at C1 (largest change"),
+            std::string::npos)
+      << conclusion;
+  EXPECT_NE(conclusion.find("(3 of 4 sweep points not measured); no prediction."),
+            std::string::npos)
+      << conclusion;
+}
+
+// Advice to run more rounds than the settings allow says so.
+TEST(MarkdownReport, AmbiguousAdviceBeyondMaxRoundsSaysToRaiseIt) {
+  ab::RunRecord record = analysed();
+  record.experiment.stats.max_rounds = testing::kRounds;
+  const std::string text = markdown_of(record);
+  const std::string advice = "more than max_rounds = 20 allows; raise decision.max_rounds";
+  const std::string section = text.substr(text.find("### 4 stages"));
+  EXPECT_NE(section.find(advice), std::string::npos) << section;
+  EXPECT_NE(conclusion_paragraph(record).find(advice), std::string::npos)
+      << conclusion_paragraph(record);
+  // With room for them, no such note.
+  record.experiment.stats.max_rounds = 1000000;
+  EXPECT_EQ(markdown_of(record).find("more than max_rounds"), std::string::npos);
 }
 
 TEST(MarkdownReport, PartialRunSaysSoAtTheTopWithTheReason) {
