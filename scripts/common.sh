@@ -1,7 +1,13 @@
-# Sourced by the scripts beside it: where the repository is, and how to find nvcc.
-# Changes nothing but PATH.
+# Sourced by the scripts beside it: where the repository is, how to find nvcc, and the kernel
+# selection that CI and machines without a GPU build. Changes nothing but PATH.
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+# The smallest and the largest portable tile, and the wgmma family's production shape, for the
+# sm_90a only: what the tests need, and what both of the README's commands build without a GPU,
+# so that the second reuses the first's build (one folder, build/).
+ci_variants='^(h16_t16_w4_s2|h64_t32_w8_s2|wgmma_h64_t64_w8_s2)$'
+ci_cuda_archs='90a'
 
 # The build needs nvcc. A CUDA toolkit installed from NVIDIA's packages lives in
 # /usr/local/cuda (or $CUDA_HOME) without being on PATH; put it there when it is not.
@@ -15,4 +21,9 @@ ensure_nvcc() {
     echo "       mlalab's kernels need the CUDA toolkit (13.x): install it, or set CUDA_HOME." >&2
     exit 1
   fi
+}
+
+# Whether this machine has an NVIDIA GPU that a driver can see.
+have_gpu() {
+  nvidia-smi -L >/dev/null 2>&1
 }
