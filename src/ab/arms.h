@@ -96,7 +96,8 @@ class KernelBackend {
   virtual std::unique_ptr<KernelPoint> begin_point(const PointWorkload& workload) = 0;
   // False once the backend cannot go on (the CUDA context was lost to a faulting kernel).
   virtual bool usable() const { return true; }
-  // The arm's code hash (kernel arms: the SHA-256 of the variant's SASS); empty if none.
+  // The arm's code hash: the SHA-256 of the variant's SASS (cuda) or of the CPU backend's
+  // machine code (cpu); empty if none.
   virtual std::string code_hash(const KernelArm& arm) const = 0;
 };
 

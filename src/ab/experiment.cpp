@@ -25,6 +25,7 @@
 
 #include "bench/bench_runner.h"
 #include "bench/device_info.h"
+#include "core/nearest_word.h"
 #include "core/validate.h"
 #include "kernels/registry.h"
 #include "tune/feasibility.h"
@@ -41,7 +42,6 @@ constexpr int kMaxNameChars = 64;  // arm names head report columns; longer ones
 constexpr int kMaxKnobValue = 1024;  // far above any tile dimension; larger is a typo
 constexpr int kMaxCpuThreads = 4096;
 constexpr int kMaxLaunchesPerSample = 100000;
-constexpr double kMaxMinutes = 7 * 24 * 60;  // a week: beyond it a run is a mistake
 constexpr double kMaxAlpha = 0.5;  // above it a test calls noise a change more often than not
 constexpr double kMaxMinEffectPct = 100.0;
 constexpr int kMaxResamplesOrRounds = 1000000;
@@ -91,36 +91,12 @@ bool contains(const std::vector<std::string_view>& list, std::string_view item) 
   return std::find(list.begin(), list.end(), item) != list.end();
 }
 
-// Levenshtein distance, for "did you mean" hints on misspelt keys.
-int edit_distance(std::string_view a, std::string_view b) {
-  std::vector<int> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = static_cast<int>(j);
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    int diagonal = row[0];
-    row[0] = static_cast<int>(i);
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const int above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 // The closest known key, when it is close enough to be a likely typo.
 std::optional<std::string_view> closest_key(std::string_view key,
                                             const std::vector<std::string_view>& known) {
-  constexpr int kMaxTypoDistance = 2;
-  std::optional<std::string_view> best;
-  int best_distance = kMaxTypoDistance + 1;
-  for (const auto candidate : known) {
-    const int distance = edit_distance(key, candidate);
-    if (distance < best_distance) {
-      best = candidate;
-      best_distance = distance;
-    }
-  }
-  return best;
+  const auto nearest = nearest_word(key, std::vector<std::string>(known.begin(), known.end()));
+  if (!nearest) return std::nullopt;
+  return *std::find(known.begin(), known.end(), *nearest);
 }
 
 int line_of(const toml::source_region& source) { return static_cast<int>(source.begin.line); }
@@ -580,7 +556,7 @@ class Parser {
       fail(max ? max->line : scope.line, scope.field("max"),
            fmt::format("max {} is below min {}", spec.max_length, spec.min_length));
     }
-    if (const auto seed = get_integer(scope, "seed", 0, std::numeric_limits<std::int64_t>::max())) {
+    if (const auto seed = get_integer(scope, "seed", 0, kMaxSeed)) {
       spec.seed = static_cast<std::uint64_t>(seed->value);
     }
     return spec;
@@ -596,7 +572,7 @@ class Parser {
     if (const auto launches = get_int(*scope, "launches_per_sample", 1, kMaxLaunchesPerSample)) {
       measure.launches_per_sample = launches->value;
     }
-    if (const auto minutes = get_number_in(*scope, "max_minutes", 0, true, kMaxMinutes, false)) {
+    if (const auto minutes = get_number_in(*scope, "max_minutes", 0, true, kMaxRunMinutes, false)) {
       measure.max_minutes = minutes->value;
     }
     if (const auto fraction = get_number_in(*scope, "throttle_fraction", 0, false, 1, false,
@@ -632,7 +608,7 @@ class Parser {
     if (const auto v = get_number_in(*scope, "time_budget_s", 0, true, kMaxTimeBudgetS, false)) {
       settings.time_budget_s = v->value;
     }
-    if (const auto v = get_integer(*scope, "seed", 0, std::numeric_limits<std::int64_t>::max())) {
+    if (const auto v = get_integer(*scope, "seed", 0, kMaxSeed)) {
       settings.seed = static_cast<std::uint64_t>(v->value);
     }
     if (const auto v = get_string(*scope, "correction", "\"holm\"")) {

@@ -81,6 +81,7 @@
 // missing GPU itself is not a parse error: the runner reports it.
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -145,6 +146,12 @@ struct ContextSpec {
 };
 
 inline constexpr int kMaxContextLength = 1 << 20;
+
+// Limits of settings that the command line can override too (cli/option_checks.h), so that
+// both accept the same values: measure.max_minutes in (0, kMaxRunMinutes], a week, beyond
+// which a run is a mistake; seeds in [0, kMaxSeed], the non-negative TOML integers.
+inline constexpr double kMaxRunMinutes = 7 * 24 * 60;
+inline constexpr std::int64_t kMaxSeed = std::numeric_limits<std::int64_t>::max();
 
 // The context lengths of `count` requests. Request i's length depends only on the spec and i,
 // so a sweep point of concurrency 8 serves the first 8 requests of the point of concurrency 16:

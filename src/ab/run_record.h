@@ -20,7 +20,8 @@ struct ArmRecord {
   ArmRole role = ArmRole::kVariant;
   Arm arm;                 // its declared config
   std::string config_text; // one line, e.g. "h16_t16_w4_s2 target_ctas:512"
-  std::string code_hash;   // kernel arms: SHA-256 of the variant's SASS; commands: of the command line
+  std::string code_hash;   // SHA-256 of what the arm runs: a CUDA variant's SASS, the CPU
+                           // backend's machine code, or the command line
   bool valid = true;       // false: failed the reference check at some sweep point, or gave
                            // no valid sample there; not timed from then on (samples of
                            // earlier points stay, unanalysed)

@@ -18,6 +18,7 @@
 #include "ab/experiment.h"
 #include "ab/run_record.h"
 #include "ab/runner.h"
+#include "cli/exit_status.h"
 #include "cli/option_checks.h"
 #include "kernels/registry.h"
 #include "report/report_writer.h"
@@ -25,7 +26,6 @@
 namespace mlalab::cli {
 namespace {
 
-constexpr int kExitError = 2;
 constexpr const char* kDefaultOut = "results";
 // Folders of runs started in the same second get -2, -3, ...; past this many something is off.
 constexpr int kMaxFolderSuffix = 1000;
@@ -102,9 +102,11 @@ std::string shell_quoted(const std::string& word) {
 // How to reproduce the run: every setting that the command line can override made explicit
 // (the seed especially), so that the line means the same whatever the defaults become.
 std::string reproduce_line(const AbOptions& options, const ab::Experiment& experiment) {
-  std::string line = fmt::format("mlalab ab {} --backend {} --seed {} --max-minutes {:g}",
-                                 shell_quoted(options.experiment_path), experiment.backend,
-                                 experiment.stats.seed, experiment.measure.max_minutes);
+  std::string line = "mlalab ab " + shell_quoted(options.experiment_path);
+  // Command arms take no backend (--backend refuses them): the file says what runs.
+  if (experiment.baseline.is_kernel()) line += " --backend " + experiment.backend;
+  line += fmt::format(" --seed {} --max-minutes {:g}", experiment.stats.seed,
+                      experiment.measure.max_minutes);
   if (options.out != kDefaultOut) line += " --out " + shell_quoted(options.out);
   return line;
 }
@@ -244,8 +246,9 @@ CLI::App* add_ab_command(CLI::App& app, int& exit_code) {
                                  range_text(kSeedRange)))
       ->type_name("S");
   command->add_option("--backend", options->backend,
-                      "Where kernel arms run, overriding the file's backend: cuda, or cpu "
-                      "(the CPU backend, e.g. without a GPU)")
+                      "Where kernel arms run, overriding the file's backend: cuda, or cpu (the "
+                      "CPU backend: arms must then differ in threads, as in "
+                      "experiments/cpu-demo.toml). Refused for command arms")
       ->check(CLI::IsMember({"cuda", "cpu"}));
   command->footer(
       "Every kernel arm is checked against the fp64 reference at every sweep point before it is\n"

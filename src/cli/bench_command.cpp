@@ -16,6 +16,7 @@
 #include "bench/bench_runner.h"
 #include "bench/device_info.h"
 #include "bench/printers.h"
+#include "cli/exit_status.h"
 #include "cli/option_checks.h"
 #include "core/kernel_config.h"
 #include "core/layout.h"
@@ -26,9 +27,7 @@
 namespace mlalab::cli {
 namespace {
 
-constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1;  // a row INVALID or failed
-constexpr int kExitError = 2;   // a usage error, or an error that stopped the benchmark
 
 // The study's production analogue: 16 heads per CTA as DeepSeek's TP-8 slice has.
 constexpr const char* kPreferredVariant = "h16_t16_w4_s2";

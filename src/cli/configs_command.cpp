@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bench/device_info.h"
+#include "cli/exit_status.h"
 #include "cli/option_checks.h"
 #include "core/layout.h"
 #include "kernels/registry.h"
@@ -22,7 +23,6 @@ namespace {
 
 // Far above any GPU's per-CTA shared memory (227 KiB on sm_90), so a larger value is a typo.
 constexpr int kMaxSmemLimitBytes = 1 << 20;
-constexpr int kExitError = 2;  // a usage error, or an output file that cannot be written
 constexpr const char* kUnknown = "-";
 
 struct ConfigsOptions {

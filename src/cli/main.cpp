@@ -13,12 +13,13 @@
 #include "cli/ab_command.h"
 #include "cli/bench_command.h"
 #include "cli/configs_command.h"
+#include "cli/exit_status.h"
 #include "cli/unknown_subcommand.h"
 #include "cli/verify_command.h"
 
 namespace {
 
-constexpr int kExitError = 2;
+using mlalab::cli::kExitError;
 
 constexpr const char* kDescription =
     "mlalab: the lab for tuning LLM decode attention: MLA (DeepSeek multi-head latent\n"

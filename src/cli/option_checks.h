@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "ab/experiment.h"
+
 namespace mlalab::cli {
 
 // Integers from low to high, both included.
@@ -28,14 +30,12 @@ struct IntegerRange {
   std::string_view unit{};  // printed after the range, e.g. "bytes"
 };
 
-// The ranges of the experiment-file settings that `mlalab ab` overrides, so that a value the
-// command line accepts is one the file accepts (tests/cli/option_checks_test.cpp holds them
-// to src/ab/experiment.cpp, which keeps its own copies private).
-// decision.seed: [0, 2^63), the non-negative TOML integers; bench's --seed takes the same.
-inline constexpr IntegerRange kSeedRange{.low = 0,
-                                         .high = std::numeric_limits<std::int64_t>::max()};
-// measure.max_minutes: (0, a week]; beyond a week a run is a mistake.
-inline constexpr double kMaxRunMinutes = 7 * 24 * 60;
+// The ranges of the experiment-file settings that `mlalab ab` overrides are the file's own
+// (ab/experiment.h), so that a value the command line accepts is one the file accepts.
+// decision.seed: [0, 2^63); bench's --seed takes the same.
+inline constexpr IntegerRange kSeedRange{.low = 0, .high = ab::kMaxSeed};
+// measure.max_minutes: (0, a week].
+using ab::kMaxRunMinutes;
 
 // "1,8,64" → {"1", "8", "64"}; "" → {""}.
 std::vector<std::string_view> split_commas(std::string_view text);

@@ -6,6 +6,7 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <variant>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "ab/experiment.h"
 #include "ab/sha256.h"
 #include "bench/device_info.h"
+#include "cli/exit_status.h"
 #include "kernels/registry.h"
 #include "report/fingerprint.h"
 
@@ -22,7 +24,6 @@ namespace {
 
 constexpr int kExitVerified = 0;
 constexpr int kExitDifferent = 1;
-constexpr int kExitError = 2;
 
 struct VerifyOptions {
   std::string fingerprint_path;
@@ -73,18 +74,20 @@ report::FingerprintArm current_arm(const report::FingerprintArm& recorded, const
 }
 
 // This machine as a run on `backend` records it (ab/environment.h), so that verify and the
-// runner read the machine the same way.
+// runner read the machine the same way. Without a usable GPU a cuda run cannot be verified at
+// all: as for a cuda run, that is an error (exit 2), not a difference.
 report::Fingerprint current_machine(const std::string& backend) {
   if (backend == "cpu") return report::machine_fingerprint(ab::cpu_environment());
   if (backend == ab::kNoBackend) return report::machine_fingerprint(ab::command_environment());
   std::string why_not;
-  if (const auto device = bench::query_device(&why_not)) {
-    return report::machine_fingerprint(ab::cuda_environment(*device));
+  const auto device = bench::query_device(&why_not);
+  if (!device) {
+    throw std::runtime_error(fmt::format(
+        "the run was on the cuda backend and this machine has no usable CUDA device ({}): its "
+        "GPU cannot be compared; run verify where the GPU is",
+        why_not));
   }
-  report::Fingerprint machine = report::machine_fingerprint(ab::host_environment());
-  machine.backend = backend;
-  machine.gpu = fmt::format("no GPU: cannot compare ({})", why_not);
-  return machine;
+  return report::machine_fingerprint(ab::cuda_environment(*device));
 }
 
 report::Fingerprint current_fingerprint(const report::Fingerprint& recorded,
@@ -122,20 +125,21 @@ std::string or_unknown(const std::string& text) { return text.empty() ? "unknown
 int run_verify(const VerifyOptions& options) {
   report::Fingerprint recorded;
   std::optional<ab::Experiment> experiment;
+  std::string backend;
+  report::Fingerprint current;
   try {
     recorded = report::read_fingerprint(options.fingerprint_path);
     if (!options.experiment_path.empty()) {
       experiment = ab::load_experiment(options.experiment_path);
     }
+    backend = !options.backend.empty()
+                  ? options.backend
+                  : (recorded.backend.empty() ? std::string("cuda") : recorded.backend);
+    current = current_fingerprint(recorded, backend, experiment);
   } catch (const std::exception& error) {
     fmt::print(stderr, "mlalab verify: error: {}\n", error.what());
     return kExitError;
   }
-  const std::string backend =
-      !options.backend.empty() ? options.backend
-                               : (recorded.backend.empty() ? std::string("cuda") : recorded.backend);
-
-  const report::Fingerprint current = current_fingerprint(recorded, backend, experiment);
   const report::Comparison comparison = report::compare_fingerprints(recorded, current);
 
   fmt::print("Recorded: experiment {} ({}): {}, commit {}\n", or_unknown(recorded.experiment),
@@ -196,8 +200,8 @@ CLI::App* add_verify_command(CLI::App& app, int& exit_code) {
       "and CUDA runtime, and the host: another host with the same CPU or GPU measures alike,\n"
       "and a container's host name changes at every start. The Compared: line lists exactly\n"
       "what was compared.\n"
-      "Exit status: 0 verified; 1 differences (one line each: what, recorded, current); 2 an "
-      "error (unreadable fingerprint or experiment file).");
+      "Exit status: 0 verified; 1 differences (one line each: what, recorded, current); 2 an\n"
+      "error (unreadable fingerprint or experiment file, or a cuda run and no usable GPU here).");
   command->callback([options, &exit_code] { exit_code = run_verify(*options); });
   return command;
 }

@@ -67,8 +67,9 @@ bool is_command_arm(const FingerprintArm& arm) {
   return kind != arm.config.end() && kind->second == "command";
 }
 
-// Schema 1 wrote the record's placeholders and every config field on every backend: the
-// placeholders become unknown, the fields the backend ignores null, and a run of command arms
+// Schema 1 wrote the record's placeholders and every config field on every backend, and named
+// a command's metric "metric_regex": the placeholders become unknown, the fields the backend
+// ignores null, "metric_regex" the experiment file's "metric", and a run of command arms
 // (recorded then as backend cuda, with "cpu (N threads)" as its GPU without one) backend none
 // with its GPUs unknown.
 void upgrade_from_schema_1(Fingerprint& fingerprint) {
@@ -86,7 +87,12 @@ void upgrade_from_schema_1(Fingerprint& fingerprint) {
   if (fingerprint.backend == "cpu") fingerprint.gpu.clear();
   if (fingerprint.host == "unknown") fingerprint.host.clear();
   for (FingerprintArm& arm : fingerprint.arms) {
-    if (is_command_arm(arm)) continue;
+    if (is_command_arm(arm)) {
+      if (const auto regex = arm.config.extract("metric_regex")) {
+        arm.config["metric"] = regex.mapped();  // schema 1's name for the key `metric`
+      }
+      continue;
+    }
     if (fingerprint.backend == "cpu") arm.config["split"] = std::nullopt;
     if (fingerprint.backend == "cuda") arm.config["cpu_threads"] = std::nullopt;
   }
@@ -120,7 +126,7 @@ ConfigFields config_fields(const ab::Arm& arm, std::string_view backend) {
   const auto& command = std::get<ab::CommandArm>(arm.config);
   fields["kind"] = "command";
   fields["command"] = command.command;
-  fields["metric_regex"] = command.metric_regex;
+  fields["metric"] = command.metric_regex;  // named as the experiment file names it
   fields["direction"] = std::string(name_of(command.direction));
   fields["timeout_s"] = fmt::format("{:g}", command.timeout_s);
   for (const auto& [name, value] : command.env) fields["env." + name] = value;

@@ -75,8 +75,8 @@ struct Fingerprint {
 
 // An arm's config as comparable fields: "kind" ("kernel" or "command"); kernel arms
 // "variant", "split" (nullopt on the cpu backend) and "cpu_threads" (nullopt on the cuda
-// backend); command arms "command", "metric_regex", "direction", "timeout_s" and "env.NAME"
-// per variable.
+// backend); command arms "command", "metric" (named as the experiment file's key),
+// "direction", "timeout_s" and "env.NAME" per variable.
 ConfigFields config_fields(const ab::Arm& arm, std::string_view backend);
 
 Fingerprint fingerprint_of(const ab::RunRecord& record);

@@ -27,7 +27,7 @@ double coefficient_of_variation(const std::vector<double>& values);
 ab::Direction metric_direction(const ab::RunRecord& record);
 
 // The metric's unit for labels: "sequences/s" for kernel arms, "metric" for commands (whose
-// unit only their metric_regex knows).
+// unit only their metric regex knows).
 std::string metric_unit(const ab::RunRecord& record);
 
 // The analysis's result for the variant named `name`; nullptr without analysis or variant.

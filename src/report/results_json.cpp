@@ -420,7 +420,7 @@ Json arm_json(const ab::Arm& arm, std::string_view backend) {
     json["kind"] = "command";
     json["command"] = command.command;
     json["env"] = command.env;
-    json["metric_regex"] = command.metric_regex;
+    json["metric"] = command.metric_regex;  // named as the experiment file's key
     json["direction"] = name_of(command.direction);
     json["timeout_s"] = command.timeout_s;
   }
@@ -453,7 +453,8 @@ ab::Arm arm_from_json(const nlohmann::json& json) {
     arm.config = ab::CommandArm{
         .command = named.get<std::string>("command"),
         .env = named.get<std::map<std::string, std::string>>("env"),
-        .metric_regex = named.get<std::string>("metric_regex"),
+        // Schema 1 called the key `metric` "metric_regex".
+        .metric_regex = named.get<std::string>(named.has("metric") ? "metric" : "metric_regex"),
         .direction = named.word("direction", parse_direction),
         .timeout_s = named.get<double>("timeout_s")};
   } else {

@@ -34,7 +34,7 @@
 //    "samples": [{"point", "round", "order", "arm", "value", "time_us", "sm_clock_mhz",
 //                 "throttled"}]}
 //   ARM    = {"name", "prediction_pct", "kind": "kernel", "variant", "split", "cpu_threads"}
-//          | {"name", "prediction_pct", "kind": "command", "command", "env", "metric_regex",
+//          | {"name", "prediction_pct", "kind": "command", "command", "env", "metric",
 //             "direction", "timeout_s"}
 //   CHANGE = {"paired_rounds", "change_pct", "lower_pct", "upper_pct"}
 //   LOAD   = {"load_1min", "load_5min", "load_15min", "other_cpu_share", "share_window_s"}

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <utility>
 
+#include "ab/environment.h"
 #include "report/format.h"
 
 namespace mlalab::report::svg {
@@ -240,7 +241,8 @@ void write_heading(std::ostream& out, const ab::RunRecord& record, const std::st
           record.experiment.name + ": " + what + (record.partial ? " (partial)" : ""),
           kTitleChars)));
   std::vector<std::string> parts;
-  if (!record.environment.gpu.empty()) parts.push_back(record.environment.gpu);
+  // What ran the arms: the GPU, or the host for the CPU backend and command arms.
+  if (!record.environment.backend.empty()) parts.push_back(ab::ran_on_text(record.environment));
   if (!record.environment.commit.empty()) parts.push_back("commit " + record.environment.commit);
   if (!record.started_utc.empty()) parts.push_back(record.started_utc);
   if (record.partial) parts.push_back("PARTIAL RUN");

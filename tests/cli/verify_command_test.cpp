@@ -201,5 +201,23 @@ TEST_F(VerifyCommand, CommandRunVerifiesOnTheSameMachine) {
       << verify.out;
 }
 
+// A cuda run checked where there is no GPU cannot be verified: an error (exit 2) that says why,
+// as every other command exits when the GPU it needs is missing, not a "difference".
+TEST_F(VerifyCommand, ACudaRunWithoutAGpuIsAnError) {
+  const std::string fingerprint = std::string(MLALAB_SOURCE_DIR) +
+                                  "/docs/results/2026-11-29-h200-final/ab/occupancy/"
+                                  "fingerprint.json";
+  const Outcome verify = run_mlalab("verify " + fingerprint);
+  if (verify.status != kExitError && verify.err.empty()) {
+    GTEST_SKIP() << "this machine has a usable GPU";
+  }
+  EXPECT_EQ(verify.status, kExitError) << verify.out << verify.err;
+  EXPECT_NE(verify.err.find("the run was on the cuda backend and this machine has no usable "
+                            "CUDA device"),
+            std::string::npos)
+      << verify.err;
+  EXPECT_EQ(verify.out.find("verified"), std::string::npos) << verify.out;
+}
+
 }  // namespace
 }  // namespace mlalab::cli

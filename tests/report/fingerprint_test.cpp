@@ -435,6 +435,9 @@ TEST(Fingerprint, Schema1PlaceholdersReadAsUnknownAndCommandRunsAsBackendNone) {
   const Fingerprint command_run = fingerprint_from_json(command);
   EXPECT_EQ(command_run.backend, "none");
   EXPECT_EQ(command_run.gpu, "") << "unknown: schema 1 did not record the visible GPUs";
+  // Schema 1's "metric_regex" is the key the experiment file calls `metric`.
+  EXPECT_EQ(command_run.arms[0].config.count("metric_regex"), 0u);
+  EXPECT_EQ(command_run.arms[0].config.at("metric"), "metric: (.*)");
 }
 
 }  // namespace
