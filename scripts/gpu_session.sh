@@ -73,10 +73,14 @@ for stage in "${stages[@]}"; do
         --gtest_filter='Layouts/DecodeSweep.*'
       ;;
     ab)
+      # Each experiment, then `mlalab verify` of the fingerprint it just wrote (same machine,
+      # same build: must say verified).
       for experiment in experiments/occupancy.toml experiments/target-ctas.toml; do
         name=$(basename "$experiment" .toml)
         run "ab_$name" "$mlalab" ab "$experiment" --out "$out/ab" \
           ${MLALAB_AB_MINUTES:+--max-minutes "$MLALAB_AB_MINUTES"}
+        fingerprint=$(ls -d "$out/ab/$name"-*/ 2>/dev/null | tail -n 1)fingerprint.json
+        run "verify_$name" "$mlalab" verify "$fingerprint" --experiment "$experiment"
       done
       ;;
     *) echo "unknown stage $stage"; status=1 ;;
