@@ -3,60 +3,24 @@
 // needs a GPU or takes more than a moment.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "bench/device_info.h"
+#include "cli/exit_status.h"
+#include "cli/mlalab_binary.h"
 
 namespace mlalab::cli {
 namespace {
 
-constexpr int kExitError = 2;
-
-struct Outcome {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
+using testing::Outcome;
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 const std::string kDemo = std::string(MLALAB_SOURCE_DIR) + "/experiments/cpu-demo.toml";
 
-// Each test gets a scratch folder of its own (ctest runs tests in parallel), removed after it.
-class MlalabBinary : public testing::Test {
+class MlalabBinary : public testing::MlalabBinaryTest {
  protected:
-  void SetUp() override {
-    folder_ = std::filesystem::path(testing::TempDir()) /
-              fmt::format("mlalab_main_test_{}", getpid());
-    std::filesystem::create_directories(folder_);
-  }
-  void TearDown() override { std::filesystem::remove_all(folder_); }
-
-  // `mlalab <arguments>` through the shell.
-  Outcome run_mlalab(const std::string& arguments) const {
-    const std::string command =
-        fmt::format("{} {} >{} 2>{}", MLALAB_BINARY, arguments, (folder_ / "stdout").string(),
-                    (folder_ / "stderr").string());
-    const int raw = std::system(command.c_str());
-    return Outcome{.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1,
-                   .out = read_text(folder_ / "stdout"),
-                   .err = read_text(folder_ / "stderr")};
-  }
-
   // Exit status 2, the message as the first line of stderr, nothing on stdout.
   void expect_refused(const std::string& arguments, const std::string& message) const {
     SCOPED_TRACE("mlalab " + arguments);
@@ -65,8 +29,6 @@ class MlalabBinary : public testing::Test {
     EXPECT_EQ(first_line(outcome.err), message) << outcome.err;
     EXPECT_EQ(outcome.out, "");
   }
-
-  std::filesystem::path folder_;
 };
 
 // Issue 7: `--max-minutes 0` printed "Value 0 not in range 0.000000 to 1797693…" with ~300

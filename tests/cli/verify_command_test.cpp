@@ -5,24 +5,24 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sched.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 
+#include "cli/exit_status.h"
+#include "cli/mlalab_binary.h"
 #include "kernels/registry.h"
 
 namespace mlalab::cli {
 namespace {
 
-constexpr int kExitVerified = 0;
+using testing::Outcome;
+using testing::read_text;
+
+constexpr int kExitVerified = kExitOk;
 constexpr int kExitDifferent = 1;
-constexpr int kExitError = 2;
 
 // The smallest CPU run: one point, 2 threads against 1, a few rounds of 128-token requests.
 constexpr const char* kCpuExperiment = R"(name = "tiny-cpu"
@@ -65,46 +65,14 @@ name = "more"
 command = "echo metric: 110"
 )";
 
-struct Outcome {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
 int usable_cpus() {
   cpu_set_t mask;
   CPU_ZERO(&mask);
   return sched_getaffinity(0, sizeof(mask), &mask) == 0 ? CPU_COUNT(&mask) : 0;
 }
 
-class VerifyCommand : public testing::Test {
+class VerifyCommand : public testing::MlalabBinaryTest {
  protected:
-  void SetUp() override {
-    folder_ = std::filesystem::path(testing::TempDir()) /
-              fmt::format("mlalab_verify_test_{}_{}", getpid(),
-                          testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(folder_);
-  }
-  void TearDown() override { std::filesystem::remove_all(folder_); }
-
-  // `[prefix] mlalab <arguments>` through the shell.
-  Outcome run_mlalab(const std::string& arguments, const std::string& prefix = "") const {
-    const std::string command =
-        fmt::format("{} {} {} >{} 2>{}", prefix, MLALAB_BINARY, arguments,
-                    (folder_ / "stdout").string(), (folder_ / "stderr").string());
-    const int raw = std::system(command.c_str());
-    return Outcome{.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1,
-                   .out = read_text(folder_ / "stdout"),
-                   .err = read_text(folder_ / "stderr")};
-  }
-
   // Runs the experiment with `mlalab ab` and returns its results folder.
   std::filesystem::path run_experiment(const std::string& name, const char* text) {
     const std::filesystem::path file = folder_ / (name + ".toml");
@@ -117,7 +85,6 @@ class VerifyCommand : public testing::Test {
     return {};
   }
 
-  std::filesystem::path folder_;
   Outcome ab_;
 };
 

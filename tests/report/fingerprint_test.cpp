@@ -162,16 +162,7 @@ ab::ArmRecord recorded_arm(std::string name, ab::ArmRole role, ab::Arm arm, std:
           .invalid_reason = {}};
 }
 
-ab::EnvironmentRecord two_thread_host(std::string backend) {
-  ab::EnvironmentRecord environment;
-  environment.backend = std::move(backend);
-  environment.commit = "0123456789ab";
-  environment.host = "vm";
-  environment.cpu_model = "AMD EPYC 7B13";
-  environment.hardware_threads = 2;
-  environment.usable_cpus = 2;
-  return environment;
-}
+using testing::two_thread_host;
 
 // The CPU demo's arms: 2 threads against 1, both with the CPU backend's code hash.
 ab::RunRecord cpu_record() {

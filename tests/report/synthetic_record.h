@@ -76,6 +76,18 @@ inline ab::ArmRecord arm_record(const ab::Arm& arm, std::string name, ab::ArmRol
                        .invalid_reason = {}};
 }
 
+// A 2-thread host as the environment records it, on `backend`, with no load readings.
+inline ab::EnvironmentRecord two_thread_host(std::string backend) {
+  ab::EnvironmentRecord environment;
+  environment.backend = std::move(backend);
+  environment.commit = "0123456789ab";
+  environment.host = "vm";
+  environment.cpu_model = "AMD EPYC 7B13";
+  environment.hardware_threads = 2;
+  environment.usable_cpus = 2;
+  return environment;
+}
+
 inline const char* kSourceText =
     "name = \"warps_and_stages\"\n"
     "hypothesis = \"More warps hide latency: +20 %.\"\n"
