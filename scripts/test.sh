@@ -26,5 +26,5 @@ ctest --test-dir "$build_dir" --output-on-failure -L gpu \
   --output-junit "$results/gpu.xml" || status=1
 ctest --test-dir "$build_dir" --output-on-failure -LE gpu -j "$(nproc)" \
   --output-junit "$results/other.xml" || status=1
-python3 "$repo_root/scripts/test_summary.py" "gpu=$results/gpu.xml" "cpu=$results/other.xml"
+python3 "$repo_root/scripts/test_summary.py" "gpu=$results/gpu.xml" "cpu and docs=$results/other.xml"
 exit $status
