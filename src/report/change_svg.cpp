@@ -45,12 +45,14 @@ struct VerdictStyle {
 };
 
 // Shape and colour both carry the verdict, so that it reads in grey print and with colour
-// blindness; the colours are Okabe and Ito's.
+// blindness; the colours are Okabe and Ito's (and black).
 constexpr VerdictStyle kVerdictStyles[] = {
     {ab::PointVerdict::kFaster, "faster", "#009E73", false},
     {ab::PointVerdict::kSlower, "slower", "#D55E00", false},
     {ab::PointVerdict::kWithinNoise, "within_noise", "#666666", false},
+    {ab::PointVerdict::kSmallChange, "small_change", "#0072B2", false},
     {ab::PointVerdict::kAmbiguous, "ambiguous", "#E69F00", true},
+    {ab::PointVerdict::kWithheld, "withheld", "#000000", false},
 };
 
 const VerdictStyle& style_of(ab::PointVerdict verdict) {
@@ -60,7 +62,8 @@ const VerdictStyle& style_of(ab::PointVerdict verdict) {
   return kVerdictStyles[std::size(kVerdictStyles) - 1];
 }
 
-// ▲ FASTER, ▼ SLOWER, ◆ AMBIGUOUS (drawn open), ● WITHIN_NOISE, centred on (x, y).
+// ▲ FASTER, ▼ SLOWER, ● WITHIN_NOISE, ■ SMALL_CHANGE, ◇ AMBIGUOUS (open), ✕ WITHHELD,
+// centred on (x, y).
 void write_marker(std::ostream& out, ab::PointVerdict verdict, double x, double y) {
   const VerdictStyle& style = style_of(verdict);
   const std::string paint = fmt::format(
@@ -88,6 +91,27 @@ void write_marker(std::ostream& out, ab::PointVerdict verdict, double x, double 
       out << fmt::format("<circle class=\"marker\" cx=\"{}\" cy=\"{}\" r=\"{}\" {}/>\n",
                          svg::px(x), svg::px(y), svg::px(r * 0.8), paint);
       return;
+    case ab::PointVerdict::kSmallChange: {
+      const double half = r * 0.7;  // a square of about the circle's area
+      out << fmt::format(
+          "<rect class=\"marker\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" {}/>\n",
+          svg::px(x - half), svg::px(y - half), svg::px(2 * half), svg::px(2 * half), paint);
+      return;
+    }
+    case ab::PointVerdict::kWithheld: {
+      // A cross: the point's verdicts are struck out. Drawn with a stroke alone, a white halo
+      // first so that it stays legible over its own error bar.
+      const double half = r * 0.75;
+      const std::string cross =
+          fmt::format("M{} {}L{} {}M{} {}L{} {}", svg::px(x - half), svg::px(y - half),
+                      svg::px(x + half), svg::px(y + half), svg::px(x - half), svg::px(y + half),
+                      svg::px(x + half), svg::px(y - half));
+      out << fmt::format(
+          "<path d=\"{0}\" fill=\"none\" stroke=\"#ffffff\" stroke-width=\"4.5\"/><path "
+          "class=\"marker\" d=\"{0}\" fill=\"none\" stroke=\"{1}\" stroke-width=\"2\"/>\n",
+          cross, style.color);
+      return;
+    }
   }
 }
 
@@ -102,15 +126,14 @@ struct Panel {
   std::string_view color;  // the variant's colour in throughput.svg
 };
 
-// The % scale that every panel shares: zero, every estimate, threshold and prediction, and the
-// intervals as far as kIntervalReach allows.
-svg::ValueScale change_scale(const std::vector<Panel>& panels) {
-  double furthest = 0;
+// The % scale that every panel shares: zero, the threshold, every estimate and prediction, and
+// the intervals as far as kIntervalReach allows.
+svg::ValueScale change_scale(const std::vector<Panel>& panels, double threshold_pct) {
+  double furthest = threshold_pct;
   for (const Panel& panel : panels) {
     for (const ab::PointResult& point : panel.result->points) {
       if (!measured(point)) continue;
-      furthest = std::max({furthest, std::abs(point.evidence.change.change_pct),
-                           point.evidence.threshold_pct});
+      furthest = std::max(furthest, std::abs(point.evidence.change.change_pct));
     }
     if (panel.arm->arm.prediction_pct) {
       furthest = std::max(furthest, std::abs(*panel.arm->arm.prediction_pct));
@@ -134,18 +157,6 @@ std::string percent_tick(const svg::Tick& tick) {
   return signed_percent(tick.value, decimals_for(tick.resolution));
 }
 
-// The x range of a point's step of the threshold band: half way to each neighbouring sweep
-// point, or to the frame's edge for the outermost ones.
-std::pair<double, double> step_of(const svg::Plot& plot, int concurrency) {
-  const std::vector<int>& values = plot.concurrency().values;
-  const auto next = std::upper_bound(values.begin(), values.end(), concurrency);
-  const auto at = std::lower_bound(values.begin(), values.end(), concurrency);
-  const double x = plot.x(concurrency);
-  const double left = at == values.begin() ? plot.area().left : (plot.x(*(at - 1)) + x) / 2;
-  const double right = next == values.end() ? plot.area().right : (x + plot.x(*next)) / 2;
-  return {left, right};
-}
-
 // Where the prediction's label goes across: the middle of the widest stretch between measured
 // points (or a point and the frame), so that no error bar or marker crosses it.
 double prediction_label_x(const svg::Plot& plot, const ab::VariantResult& result) {
@@ -162,7 +173,7 @@ double prediction_label_x(const svg::Plot& plot, const ab::VariantResult& result
 }
 
 void write_panel(std::ostream& out, const Panel& panel, const svg::Plot& plot,
-                 bool with_concurrency_labels) {
+                 double threshold_pct, bool with_concurrency_labels) {
   const svg::Area& area = plot.area();
   const ab::ArmRecord& arm = *panel.arm;
   const std::optional<double>& prediction = arm.arm.prediction_pct;
@@ -183,18 +194,13 @@ void write_panel(std::ostream& out, const Panel& panel, const svg::Plot& plot,
       prediction ? "predicted " + short_percent(*prediction) : std::string("no prediction"));
 
   plot.write_grid(out);
-  out << "<g stroke=\"none\">\n";
-  for (const ab::PointResult& point : panel.result->points) {
-    if (!measured(point)) continue;
-    const auto [left, right] = step_of(plot, point.concurrency);
-    const double top = plot.y(point.evidence.threshold_pct);
-    out << fmt::format(
-        "<rect class=\"threshold-band\" data-concurrency=\"{}\" x=\"{}\" y=\"{}\" width=\"{}\" "
-        "height=\"{}\" fill=\"{}\" fill-opacity=\"{}\" shape-rendering=\"crispEdges\"/>\n",
-        point.concurrency, svg::px(left), svg::px(top), svg::px(right - left),
-        svg::px(plot.y(-point.evidence.threshold_pct) - top), kBandColor, kBandOpacity);
-  }
-  out << "</g>\n";
+  // ±T, the same at every point: one band across the panel.
+  const double band_top = plot.y(threshold_pct);
+  out << fmt::format(
+      "<rect class=\"threshold-band\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" "
+      "fill=\"{}\" fill-opacity=\"{}\" stroke=\"none\" shape-rendering=\"crispEdges\"/>\n",
+      svg::px(area.left), svg::px(band_top), svg::px(area.right - area.left),
+      svg::px(plot.y(-threshold_pct) - band_top), kBandColor, kBandOpacity);
   plot.write_tick_labels(out, percent_tick, with_concurrency_labels);
   plot.write_axis_lines(out);
   out << fmt::format(
@@ -227,11 +233,10 @@ void write_panel(std::ostream& out, const Panel& panel, const svg::Plot& plot,
     out << fmt::format(
         "<g class=\"point {}\" data-concurrency=\"{}\"><title>{}</title>\n", style.css_class,
         point.concurrency,
-        xml_escape(fmt::format("{}, {}: {} {}, {} (threshold ±{:.1f}%)", arm.name,
+        xml_escape(fmt::format("{}, {}: {} {}, {} (threshold ±{:g}%)", arm.name,
                                point_label(point.concurrency), signed_percent(change.change_pct),
                                interval_text(change.interval_pct),
-                               ab::to_string(point.judgement.verdict),
-                               point.evidence.threshold_pct)));
+                               ab::to_string(point.judgement.verdict), threshold_pct)));
     // An end beyond the scale runs to the frame and has no cap: the interval goes on.
     const bool upper_shown = change.interval_pct.upper <= plot.value().hi;
     const bool lower_shown = change.interval_pct.lower >= plot.value().lo;
@@ -286,9 +291,10 @@ double write_legend(std::ostream& out, const ab::RunRecord& record,
   y += svg::kLegendRow + 6;
   y = svg::write_legend_note(
       out, y,
-      fmt::format("Threshold: max(A/A band, {:g}%) at each point. FASTER or SLOWER: the interval "
-                  "clears it and the corrected test agrees; WITHIN_NOISE: the interval lies "
-                  "inside it.",
+      fmt::format("Threshold: ±{:g}% (min_effect_pct) at every point. FASTER or SLOWER: beyond "
+                  "it by the test corrected for looks and points; WITHIN_NOISE: the interval "
+                  "inside it and around 0; SMALL_CHANGE: inside it, away from 0; WITHHELD: the "
+                  "A/A check failed.",
                   record.experiment.stats.min_effect_pct));
   if (metric_direction(record) == ab::Direction::kLowerIsBetter) {
     y = svg::write_legend_note(
@@ -340,7 +346,8 @@ void ChangeSvg::write(const ab::RunRecord& record, std::ostream& out) const {
     return;
   }
 
-  const svg::ValueScale scale = change_scale(panels);
+  const double threshold_pct = record.experiment.stats.min_effect_pct;
+  const svg::ValueScale scale = change_scale(panels, threshold_pct);
   const double plot_height =
       std::max(kMinPanelHeight, kStackHeight / static_cast<double>(panels.size()));
   std::vector<svg::Plot> plots;
@@ -365,7 +372,7 @@ void ChangeSvg::write(const ab::RunRecord& record, std::ostream& out) const {
                      record.experiment.name + ": " + what);
   svg::write_heading(out, record, what);
   for (std::size_t i = 0; i < panels.size(); ++i) {
-    write_panel(out, panels[i], plots[i], i + 1 == panels.size());
+    write_panel(out, panels[i], plots[i], threshold_pct, i + 1 == panels.size());
   }
   svg::write_concurrency_title(out, last, concurrency.log, last.bottom + 38);
   svg::write_value_title(out, first.top, last.bottom, "change vs baseline, % (+ = faster)");

@@ -33,12 +33,16 @@ constexpr std::pair<ab::ContextSpec::Kind, std::string_view> kContextKinds[] = {
     {ab::ContextSpec::Kind::kLogNormal, "lognormal"}};
 constexpr std::pair<ab::StopReason, std::string_view> kStopReasons[] = {
     {ab::StopReason::kKeepGoing, "keep_going"},
-    {ab::StopReason::kPrecisionReached, "precision_reached"},
+    {ab::StopReason::kSettled, "settled"},
+    {ab::StopReason::kAaCheckFailed, "a_a_check_failed"},
     {ab::StopReason::kRoundBudgetSpent, "round_budget_spent"},
     {ab::StopReason::kTimeBudgetSpent, "time_budget_spent"}};
+// Results of schema 1 and 2 stopped a point once every interval was narrower than the minimum
+// effect ("precision_reached"): the earlier rule's way of saying the point had settled.
+constexpr std::string_view kEarlierSettledName = "precision_reached";
 constexpr ab::PointVerdict kPointVerdicts[] = {
-    ab::PointVerdict::kFaster, ab::PointVerdict::kSlower, ab::PointVerdict::kWithinNoise,
-    ab::PointVerdict::kAmbiguous};
+    ab::PointVerdict::kFaster,      ab::PointVerdict::kSlower,    ab::PointVerdict::kSmallChange,
+    ab::PointVerdict::kWithinNoise, ab::PointVerdict::kAmbiguous, ab::PointVerdict::kWithheld};
 constexpr ab::VariantVerdict kVariantVerdicts[] = {
     ab::VariantVerdict::kAccepted, ab::VariantVerdict::kRejected,
     ab::VariantVerdict::kInconclusive, ab::VariantVerdict::kMixed};
@@ -214,6 +218,7 @@ ab::ContextSpec::Kind parse_context_kind(std::string_view text) {
   return parse(kContextKinds, text, "context kind");
 }
 ab::StopReason parse_stop_reason(std::string_view text) {
+  if (text == kEarlierSettledName) return ab::StopReason::kSettled;
   return parse(kStopReasons, text, "stop reason");
 }
 ab::PointVerdict parse_point_verdict(std::string_view text) {

@@ -52,7 +52,8 @@ std::size_t display_width(std::string_view text);
 std::string xml_escape(std::string_view text);
 
 // Enum names as results.json and fingerprint.json spell them (snake_case, stable), and back.
-// The parsers throw std::invalid_argument naming the unknown word.
+// The parsers throw std::invalid_argument naming the unknown word. parse_stop_reason also
+// reads "precision_reached", written by results of schema 1 and 2, as kSettled.
 std::string_view name_of(ab::ArmRole role);
 std::string_view name_of(ab::Direction direction);
 std::string_view name_of(ab::Correction correction);

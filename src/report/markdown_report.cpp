@@ -10,6 +10,8 @@
 #include <map>
 #include <optional>
 #include <ostream>
+#include <stdexcept>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -188,28 +190,157 @@ std::string stop_text(const ab::PointRecord& point) {
     return point.stop_text.empty() ? "did not stop: the run ended first"
                                    : "did not stop: the run ended first (" + point.stop_text + ")";
   }
-  // The stopping rule's own text says why ("every interval's half-width ≤ ±1.7 %, below the 2 %
-  // minimum effect, after 31 rounds"); the bare reason only when there is none.
+  // The stopping rule's own text says why ("settled at the look after 20 rounds: 8 warps
+  // beyond ±2 % (p 3e-09)"); the bare reason only when there is none.
   return point.stop_text.empty() ? std::string(ab::to_string(point.stop_reason)) : point.stop_text;
 }
 
-// "; more than max_rounds = 60 allows" when the advice cannot be followed with the run's
-// settings: the user must raise them (the time budget too), not just run again.
+// A size of a change or a share, unsigned, with the digits that matter: "0.4%", "12%".
+std::string magnitude_text(double pct) {
+  if (!std::isfinite(pct)) return "n/a";
+  constexpr double kWholeFrom = 9.95;  // where one decimal would show "10.0"
+  return fmt::format("{:.{}f}%", std::abs(pct), std::abs(pct) >= kWholeFrom ? 0 : 1);
+}
+
+// The threshold T as the settings give it: "2%".
+std::string threshold_text(double threshold_pct) { return fmt::format("{:g}%", threshold_pct); }
+
+// The looks of the analysis, or those the settings give when there is none (nothing was
+// analysed); none when the settings are out of range (a damaged file).
+std::vector<ab::Look> looks_of(const ab::RunRecord& record) {
+  if (record.analysis && !record.analysis->looks.empty()) return record.analysis->looks;
+  try {
+    ab::validate(record.experiment.stats);
+  } catch (const std::invalid_argument&) {
+    return {};
+  }
+  return ab::look_schedule(record.experiment.stats);
+}
+
+// The looks as a sentence: "Looks after 10, 20, 40, 80 and 150 rounds, spending 0.0%, 0.0%,
+// 0.3%, 14% and 85% of α (...)".
+std::string looks_sentence(const std::vector<ab::Look>& looks) {
+  if (looks.empty()) return "No looks: the settings are out of range.";
+  if (looks.size() == 1) {
+    return fmt::format("One look, after {} rounds, spending all of α.",
+                       group_thousands(looks.front().rounds));
+  }
+  std::vector<std::string> rounds;
+  std::vector<std::string> shares;
+  for (const ab::Look& look : looks) {
+    rounds.push_back(group_thousands(look.rounds));
+    shares.push_back(magnitude_text(100 * look.alpha_share));
+  }
+  const auto listed = [](const std::vector<std::string>& items) {
+    std::string text;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      text += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+    }
+    return text;
+  };
+  return fmt::format(
+      "Looks after {} rounds, spending {} of α (an O'Brien-Fleming-type spending: almost "
+      "nothing early); a p-value is the smallest over the point's looks of p / (the look's "
+      "share), so that stopping at any look keeps the error rate.",
+      listed(rounds), listed(shares));
+}
+
+// ", more than max_rounds = 60 allows; raise ..." when the advice cannot be followed with the
+// run's settings: the user must raise them (the time budget too), not just run again.
 std::string beyond_settings_text(int rounds_in_all, const ab::Settings& settings) {
   if (rounds_in_all <= settings.max_rounds) return "";
-  return fmt::format(": more than max_rounds = {} allows; raise decision.max_rounds (and "
+  return fmt::format(", more than max_rounds = {} allows; raise decision.max_rounds (and "
                      "time_budget_s)",
                      settings.max_rounds);
 }
 
-std::string verdict_cell(const ab::PointResult& point, const ab::Settings& settings) {
-  const std::string verdict(ab::to_string(point.judgement.verdict));
-  if (point.judgement.verdict != ab::PointVerdict::kAmbiguous) return verdict;
-  if (!point.judgement.more_rounds) return verdict + ": no number of rounds expected to settle it";
-  const int in_all = *point.judgement.more_rounds + point.evidence.change.paired_rounds;
-  return fmt::format("{}: ≈ {} more rounds (≈ {} in all{})", verdict,
-                     group_thousands(*point.judgement.more_rounds), group_thousands(in_all),
-                     beyond_settings_text(in_all, settings));
+// What an AMBIGUOUS point's interval says about the change, against the threshold ±T: never
+// "no change" for an interval that excludes 0.
+std::string ambiguous_seen_text(const ab::Change& change, double threshold_pct) {
+  const ab::Interval& interval = change.interval_pct;
+  if (interval.contains(0)) {
+    return fmt::format("could be anything from {} to {}", short_percent(interval.lower),
+                       short_percent(interval.upper));
+  }
+  const bool faster = interval.lower > 0;
+  const std::string direction = faster ? "faster" : "slower";
+  const double nearest = faster ? interval.lower : -interval.upper;
+  const double furthest = faster ? interval.upper : -interval.lower;
+  const std::string threshold = threshold_text(threshold_pct);
+  if (nearest >= threshold_pct) {
+    // The interval clears ±T, but the test adjusted for the looks and corrected across the
+    // points does not: the plain interval is not the whole evidence.
+    return fmt::format("at least {} {}, but not beyond ±{} once corrected for the looks and "
+                       "the points",
+                       magnitude_text(nearest), direction, threshold);
+  }
+  if (furthest > threshold_pct) {
+    return fmt::format("at least {} {}, maybe more than {}", magnitude_text(nearest), direction,
+                       threshold);
+  }
+  // Inside ±T, but the equivalence test at the looks' share of α is stricter than the interval.
+  return fmt::format("{} to {} {}, but not yet shown within ±{} once corrected for the looks",
+                     magnitude_text(nearest), magnitude_text(furthest), direction, threshold);
+}
+
+// The rounds in all that would settle an AMBIGUOUS point, from the same planning model as the
+// decision (verdict.h: rounds_to_settle).
+std::string settle_text(const ab::PointResult& point, const ab::Settings& settings) {
+  const std::optional<int>& rounds = point.judgement.rounds_to_settle;
+  if (!rounds) return ": no practical number of rounds would settle it";
+  const int run = point.evidence.change.paired_rounds;
+  if (*rounds <= run) {
+    return fmt::format(": {} rounds should have settled it by the planning model, and {} did "
+                       "not: a borderline estimate, more rounds would tell",
+                       group_thousands(*rounds), group_thousands(run));
+  }
+  return fmt::format(": ≈ {} rounds in all would settle it{}", group_thousands(*rounds),
+                     beyond_settings_text(*rounds, settings));
+}
+
+// The verdict cell of a per-variant table: the verdict and what was seen, so that no real
+// change reads as "no change".
+std::string verdict_cell(const ab::PointResult& point, const ab::PointNoise* noise,
+                         const ab::Settings& settings) {
+  const ab::PointVerdict verdict = point.judgement.verdict;
+  const std::string name(ab::to_string(verdict));
+  const ab::Change& change = point.evidence.change;
+  const std::string threshold = threshold_text(point.evidence.threshold_pct);
+  switch (verdict) {
+    case ab::PointVerdict::kFaster:
+    case ab::PointVerdict::kSlower:
+      return name;
+    case ab::PointVerdict::kWithinNoise:
+      return fmt::format("{}: no change seen, and none beyond ±{}", name, threshold);
+    case ab::PointVerdict::kSmallChange:
+      return fmt::format("{}: a small change, {} {}, below the {} that matters", name,
+                         signed_percent(change.change_pct), interval_text(change.interval_pct),
+                         threshold);
+    case ab::PointVerdict::kWithheld:
+      if (!noise) return name + ": the A/A check failed at this point";
+      return fmt::format("{}: the A/A check failed at this point (A′ − A {} {})", name,
+                         signed_percent(noise->a_a.change_pct),
+                         interval_text(noise->a_a.interval_pct));
+    case ab::PointVerdict::kAmbiguous:
+      if (change.paired_rounds < settings.min_rounds) {
+        return fmt::format("{}: {} paired rounds, fewer than the {} a verdict needs", name,
+                           change.paired_rounds, settings.min_rounds);
+      }
+      return fmt::format("{}: {}{}", name,
+                         ambiguous_seen_text(change, point.evidence.threshold_pct),
+                         settle_text(point, settings));
+  }
+  return name;
+}
+
+// The A/A check's result at a point: "ok (p 0.93)", "FLAGGED (p 0.001): verdicts withheld".
+std::string a_a_check_text(const ab::PointNoise& noise, const ab::Settings& settings) {
+  if (noise.flagged) return fmt::format("FLAGGED (p {}): verdicts withheld", p_text(noise.p_check));
+  if (noise.a_a.paired_rounds < settings.min_rounds) {
+    return fmt::format("not checked: {} paired rounds, fewer than {}", noise.a_a.paired_rounds,
+                       settings.min_rounds);
+  }
+  return fmt::format("ok (p {})", p_text(noise.p_check));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -251,6 +382,39 @@ std::string unmeasured_text(std::size_t analysed_points, std::size_t sweep_point
                      sweep_points);
 }
 
+// MDEs this far apart are named point by point; closer, the largest speaks for all.
+constexpr double kMdeSpreadForOneFigure = 1.5;
+
+// What an INCONCLUSIVE variant could not have seen: "; this run could not have seen changes
+// smaller than 2.9% (...)", from the minimum detectable effects of its points with a verdict
+// (a WITHHELD point's rounds are not evidence). Empty when none has one.
+std::string undetectable_text(const ab::VariantResult& result) {
+  std::vector<std::pair<int, double>> mdes;  // (concurrency, MDE %)
+  for (const ab::PointResult& point : result.points) {
+    if (point.judgement.verdict == ab::PointVerdict::kWithheld) continue;
+    if (std::isfinite(point.evidence.mde_pct)) {
+      mdes.emplace_back(point.concurrency, point.evidence.mde_pct);
+    }
+  }
+  if (mdes.empty()) return "";
+  const auto [least, most] = std::minmax_element(
+      mdes.begin(), mdes.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (most->second <= kMdeSpreadForOneFigure * least->second) {
+    return fmt::format("; this run could not have seen changes smaller than {} (the minimum "
+                       "detectable effect at {:g}% power, the largest over its points)",
+                       magnitude_text(most->second), 100 * ab::kPlanningPower);
+  }
+  std::string per_point;
+  for (std::size_t i = 0; i < mdes.size(); ++i) {
+    per_point += (i == 0 ? "" : i + 1 == mdes.size() ? " and " : ", ") +
+                 fmt::format("{} at {}", magnitude_text(mdes[i].second),
+                             point_label(mdes[i].first));
+  }
+  return fmt::format("; this run could not have seen changes smaller than {} (the minimum "
+                     "detectable effect at {:g}% power)",
+                     per_point, 100 * ab::kPlanningPower);
+}
+
 // What an INVALID arm's record holds: an arm can pass the reference check at the first points
 // and fail at a later one; its samples from before stay in results.json but out of the analysis.
 std::string invalid_text(const ab::RunRecord& record, const ab::ArmRecord& arm) {
@@ -278,9 +442,8 @@ std::string variant_sentence(const ab::RunRecord& record, const ab::ArmRecord& a
   const ab::VariantResult* result = variant_result(record, arm.name);
   if (!result) return prefix + "no analysis.";
 
-  std::vector<Finding> faster, slower, within, ambiguous;
-  std::optional<int> most_rounds_needed;
-  int most_rounds_in_all = 0;
+  std::vector<Finding> faster, slower, small, within, ambiguous, withheld;
+  std::optional<int> most_rounds_to_settle;
   for (const ab::PointResult& point : result->points) {
     const Finding finding{point.concurrency, point.evidence.change.change_pct};
     switch (point.judgement.verdict) {
@@ -290,21 +453,26 @@ std::string variant_sentence(const ab::RunRecord& record, const ab::ArmRecord& a
       case ab::PointVerdict::kSlower:
         slower.push_back(finding);
         break;
+      case ab::PointVerdict::kSmallChange:
+        small.push_back(finding);
+        break;
       case ab::PointVerdict::kWithinNoise:
         within.push_back(finding);
         break;
       case ab::PointVerdict::kAmbiguous:
         ambiguous.push_back(finding);
-        if (point.judgement.more_rounds) {
-          most_rounds_needed = std::max(most_rounds_needed.value_or(0),
-                                        *point.judgement.more_rounds);
-          most_rounds_in_all =
-              std::max(most_rounds_in_all,
-                       *point.judgement.more_rounds + point.evidence.change.paired_rounds);
+        if (point.judgement.rounds_to_settle) {
+          most_rounds_to_settle =
+              std::max(most_rounds_to_settle.value_or(0), *point.judgement.rounds_to_settle);
         }
+        break;
+      case ab::PointVerdict::kWithheld:
+        withheld.push_back(finding);
         break;
     }
   }
+  const ab::Settings& settings = record.experiment.stats;
+  const std::string threshold = threshold_text(settings.min_effect_pct);
   const std::size_t points = result->points.size();
   const std::size_t sweep_points = record.points.size();
   const auto clause = [&](const std::vector<Finding>& findings, const std::string& word,
@@ -313,20 +481,42 @@ std::string variant_sentence(const ab::RunRecord& record, const ab::ArmRecord& a
     if (with_range) text += " " + range_text(findings);
     return text;
   };
+  // "within noise at C1 and C4 (largest change +0.3%)"
+  const auto within_clause = [&](bool with_largest) {
+    std::string text = clause(within, "within noise", false);
+    if (!with_largest) return text;
+    double largest = 0;
+    for (const Finding& finding : within) {
+      if (std::abs(finding.change_pct) > std::abs(largest)) largest = finding.change_pct;
+    }
+    return text + fmt::format(" (largest change {})", short_percent(largest));
+  };
+  const auto withheld_clause = [&]() {
+    return clause(withheld, "withheld", false) + " (the A/A check failed there)";
+  };
   // The points that decided nothing, after the ones that decided the verdict.
   const auto rest = [&]() {
     std::string text;
-    if (!within.empty()) text += ", " + clause(within, "within noise", false);
+    if (small.size() == 1) {
+      text += fmt::format(", a small change at {} ({}, below the {} that matters)",
+                          point_label(small.front().concurrency),
+                          short_percent(small.front().change_pct), threshold);
+    } else if (!small.empty()) {
+      text += ", " + clause(small, "small changes", true) +
+              fmt::format(", below the {} that matters", threshold);
+    }
+    if (!within.empty()) text += ", " + within_clause(false);
     if (!ambiguous.empty()) {
       text += ", " + clause(ambiguous, "ambiguous", false);
-      if (most_rounds_needed) {
-        text += fmt::format(" ({}≈ {} more rounds would settle {}{})",
+      if (most_rounds_to_settle) {
+        text += fmt::format(" ({}≈ {} rounds in all would settle {}{})",
                             ambiguous.size() > 1 ? "up to " : "",
-                            group_thousands(*most_rounds_needed),
+                            group_thousands(*most_rounds_to_settle),
                             ambiguous.size() > 1 ? "them" : "it",
-                            beyond_settings_text(most_rounds_in_all, record.experiment.stats));
+                            beyond_settings_text(*most_rounds_to_settle, settings));
       }
     }
+    if (!withheld.empty()) text += ", " + withheld_clause();
     return text;
   };
 
@@ -342,15 +532,11 @@ std::string variant_sentence(const ab::RunRecord& record, const ab::ArmRecord& a
       text += clause(faster, "faster", true) + " but " + clause(slower, "slower", true) + rest();
       break;
     case ab::VariantVerdict::kInconclusive:
-      if (within.size() == points && points > 0) {
-        double largest = 0;
-        for (const Finding& finding : within) {
-          if (std::abs(finding.change_pct) > std::abs(largest)) largest = finding.change_pct;
-        }
-        text += fmt::format("within noise {} (largest change {})", where_text(within, sweep_points),
-                            short_percent(largest));
-      } else if (points == 0) {
+      if (points == 0) {
         text += "no sweep point measured";
+      } else if (!within.empty() && within.size() + withheld.size() == points) {
+        text += within_clause(true);
+        if (!withheld.empty()) text += ", " + withheld_clause();
       } else {
         const std::string tail = rest();
         text += tail.substr(2);  // rest() begins with ", "
@@ -358,6 +544,7 @@ std::string variant_sentence(const ab::RunRecord& record, const ab::ArmRecord& a
       break;
   }
   text += unmeasured_text(points, sweep_points);
+  if (result->verdict == ab::VariantVerdict::kInconclusive) text += undetectable_text(*result);
   text += arm.arm.prediction_pct
               ? fmt::format("; predicted {}.", short_percent(*arm.arm.prediction_pct))
               : "; no prediction.";
@@ -496,8 +683,9 @@ void how(std::ostream& out, const ab::RunRecord& record) {
   out << fmt::format(
       "- **Arms.** Every round measures each arm once, in a shuffled order: the baseline A, the "
       "baseline again as its own arm A′ (its difference from A is noise by construction, so it "
-      "calibrates the noise), and {} variant{}. Each variant is compared with A over the rounds "
-      "in which both have a sample, so that a slow round slows both and cancels out.\n",
+      "checks the measurement: the A/A check below), and {} variant{}. Each variant is compared "
+      "with A over the rounds in which both have a sample, so that a slow round slows both and "
+      "cancels out.\n",
       variants, variants == 1 ? "" : "s");
 
   const bool on_cpu = (environment.backend.empty() ? experiment.backend : environment.backend) ==
@@ -532,18 +720,32 @@ void how(std::ostream& out, const ab::RunRecord& record) {
     out << "- **Samples.** One sample is one run of the arm's command.\n";
   }
   out << fmt::format(
-      "- **Rounds per point.** At least {} and at most {}, and at most {} per point; a point "
-      "stops early once every comparison's interval is narrower than ±{:g}% (the reasons are "
-      "in the table below). Budget of the whole run: {:g} min.\n",
+      "- **Rounds per point.** At least {} and at most {}, and at most {} per point. A point "
+      "is analysed at its looks only, and stops at one once every variant's comparison has "
+      "settled (beyond ±{}, or within it) or its A/A check has failed; otherwise at its round "
+      "or time budget (the reasons are in the table below). Budget of the whole run: {:g} "
+      "min.\n",
       stats.min_rounds, stats.max_rounds, duration_text(stats.time_budget_s),
-      stats.min_effect_pct, experiment.measure.max_minutes);
+      threshold_text(stats.min_effect_pct), experiment.measure.max_minutes);
   out << fmt::format(
-      "- **Decision settings.** Minimum effect {:g}%; α = {:g}, so intervals at {:g}% "
-      "confidence; {} bootstrap resamples per comparison; seed {:#x}. A point is FASTER or "
-      "SLOWER only when its interval lies beyond T = max(A/A band, {:g}%), WITHIN_NOISE when it "
-      "lies inside ±T, AMBIGUOUS otherwise.\n",
-      stats.min_effect_pct, stats.alpha, confidence_pct(record), group_thousands(stats.resamples),
-      stats.seed, stats.min_effect_pct);
+      "- **Decision settings.** Threshold T = {} (min_effect_pct, the smallest change that "
+      "matters) at every point; α = {:g}, so intervals at {:g}% confidence; seed {:#x} of the "
+      "arms' order in each round. A change is the {:g}% trimmed mean of the paired log ratios "
+      "ln(variant / A), one per round, as a %, with a Student-t interval; nothing is resampled. "
+      "{} A point is FASTER or SLOWER when the corrected test puts its change "
+      "beyond ±T; WITHIN_NOISE when its interval lies inside ±T and contains 0 (no change "
+      "seen); SMALL_CHANGE when it lies inside ±T but excludes 0 (a real change, smaller than "
+      "what matters); AMBIGUOUS otherwise, with the rounds in all that would settle it. A "
+      "point's MDE, its minimum detectable effect, is the smallest change its rounds would have "
+      "found FASTER or SLOWER with {:g}% probability at its noise.\n",
+      threshold_text(stats.min_effect_pct), stats.alpha, confidence_pct(record), stats.seed,
+      100 * ab::kTrimFraction, looks_sentence(looks_of(record)), 100 * ab::kPlanningPower);
+  out << fmt::format(
+      "- **A/A check.** A′ is the baseline again, so A′ − A is no change by construction: at a "
+      "point where it moves beyond ±{} by its own test at α (adjusted for the looks), the "
+      "design failed to cancel something (an order effect, a noisy neighbour, a drift), and the "
+      "point's verdicts are WITHHELD.\n",
+      threshold_text(stats.min_effect_pct));
   const std::string note = record.analysis && !record.analysis->correction_note.empty()
                                ? record.analysis->correction_note
                                : ab::correction_method_note(stats);
@@ -584,13 +786,16 @@ void baseline(std::ostream& out, const ab::RunRecord& record) {
     return;
   }
   const std::string unit = metric_unit(record);
+  const ab::Settings& settings = record.experiment.stats;
   out << fmt::format(
       "The variance characterization: how much the baseline moves on its own at each point. CV "
       "is the coefficient of variation (standard deviation / mean) of the baseline's "
-      "non-throttled samples; A′ − A is the change the A/A comparison shows, and its band, "
-      "max(|lower|, |upper|) of the interval, is the largest change noise alone produced at the "
-      "point. A variant's change counts only beyond max(band, {:g}%).\n\n",
-      record.experiment.stats.min_effect_pct);
+      "non-throttled samples; A′ − A is the change the A/A comparison shows, with its interval, "
+      "and its band, max(|lower|, |upper|) of the interval, the largest change noise alone may "
+      "have produced at the point (a dip between two concurrencies must exceed it). The A/A "
+      "check tests whether A′ − A lies beyond ±{} (p, adjusted for the looks): ok, or FLAGGED, "
+      "and then the point's verdicts are withheld.\n\n",
+      threshold_text(settings.min_effect_pct));
   if (!record.analysis) {
     out << "No analysis: too little was measured, so the A/A columns are empty.\n\n";
   }
@@ -607,12 +812,13 @@ void baseline(std::ostream& out, const ab::RunRecord& record) {
                     noise ? signed_percent(noise->a_a.change_pct, 2) : "–",
                     noise ? interval_text(noise->a_a.interval_pct, 2) : "–",
                     noise ? fmt::format("±{:.2f}%", noise->band_pct) : "–",
+                    noise ? a_a_check_text(*noise, settings) : "–",
                     std::to_string(values.size())});
   }
   print_table(out,
               {{"point"}, {fmt::format("median ({})", unit), true}, {"CV", true},
                {"A′ − A", true}, {fmt::format("A/A {:g}% interval", confidence_pct(record)), true},
-               {"A/A band", true}, {"samples", true}},
+               {"A/A band", true}, {"A/A check"}, {"samples", true}},
               std::move(rows));
 }
 
@@ -638,6 +844,7 @@ void per_variant(std::ostream& out, const ab::RunRecord& record) {
       continue;
     }
     const std::string predicted = prediction_text(arm.arm);
+    const ab::Settings& settings = record.experiment.stats;
     std::vector<std::vector<std::string>> rows;
     double lowest = std::numeric_limits<double>::infinity();
     double highest = -lowest;
@@ -650,19 +857,18 @@ void per_variant(std::ostream& out, const ab::RunRecord& record) {
       }
       rows.push_back({point_label(point.concurrency), quantity_text(point.variant_median),
                       signed_percent(change.change_pct), interval_text(change.interval_pct),
-                      noise ? fmt::format("±{:.1f}%", noise->band_pct) : "–",
-                      fmt::format("±{:.1f}%", point.evidence.threshold_pct),
+                      magnitude_text(point.evidence.mde_pct),
                       fmt::format("{} ({})", p_text(point.evidence.p_value),
                                   p_text(point.evidence.p_adjusted)),
                       std::to_string(change.paired_rounds),
-                      verdict_cell(point, record.experiment.stats), predicted});
+                      verdict_cell(point, noise, settings), predicted});
     }
     print_table(out,
                 {{"point"}, {fmt::format("median ({})", metric_unit(record)), true},
                  {"measured change", true},
                  {fmt::format("{:g}% interval", confidence_pct(record)), true},
-                 {"A/A band", true}, {"threshold", true}, {"p (adjusted)", true},
-                 {"rounds", true}, {"verdict"}, {"predicted", true}},
+                 {"MDE", true}, {"p (adjusted)", true}, {"rounds", true}, {"verdict"},
+                 {"predicted", true}},
                 std::move(rows));
     if (std::isfinite(lowest)) {
       const std::string measured =
@@ -673,8 +879,13 @@ void per_variant(std::ostream& out, const ab::RunRecord& record) {
                   ? fmt::format("Predicted {}; measured {}. ", predicted, measured)
                   : fmt::format("No prediction; measured {}. ", measured));
     }
-    out << "Changes are against the baseline A over paired rounds; p is the test of "
-           "\"|change| ≤ threshold\", before and after the multiplicity correction.\n\n";
+    out << fmt::format(
+        "Changes are against the baseline A over paired rounds (the trimmed mean of the log "
+        "ratios); the threshold is ±{0} at every point. p is the test of \"|change| ≤ {0}\", "
+        "adjusted for the point's looks, before and after the multiplicity correction. MDE: the "
+        "smallest change the point's rounds would have found FASTER or SLOWER with {1:g}% "
+        "probability at its noise.\n\n",
+        threshold_text(settings.min_effect_pct), 100 * ab::kPlanningPower);
   }
   if (!any) out << "No variants.\n\n";
 }
@@ -692,10 +903,11 @@ void pictures(std::ostream& out, const ab::RunRecord& record) {
       confidence);
   out << fmt::format(
       "![change against the baseline]({})\n\nEach variant's change against the baseline in % "
-      "(+ = faster) with its {:g}% interval: a point whose interval clears the grey ±threshold "
-      "band (and passes the corrected test) is FASTER (▲) or SLOWER (▼), one inside it "
-      "WITHIN_NOISE (●), else AMBIGUOUS (◇); the dashed line is the prediction.\n\n",
-      ChangeSvg().file_name(), confidence);
+      "(+ = faster) with its {:g}% interval, over the grey band of ±T = ±{}: FASTER (▲) or "
+      "SLOWER (▼) beyond it by the corrected test, WITHIN_NOISE (●) inside it and around 0, "
+      "SMALL_CHANGE (■) inside it but away from 0, AMBIGUOUS (◇) otherwise, WITHHELD (✕) where "
+      "the A/A check failed; the dashed line is the prediction.\n\n",
+      ChangeSvg().file_name(), confidence, threshold_text(record.experiment.stats.min_effect_pct));
 }
 
 void monotonicity(std::ostream& out, const ab::RunRecord& record) {

@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "ab/stats.h"
 #include "report/format.h"
 
 namespace mlalab::report {
@@ -22,32 +23,63 @@ using Json = nlohmann::ordered_json;
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 constexpr auto kReplaceInvalidUtf8 = nlohmann::json::error_handler_t::replace;
 
-constexpr const char* kSchemaNotes =
-    "Every figure of report.md derives from this file. samples[].value is the metric of one "
-    "sample (kernel arms: throughput in sequences/s = batch / time per decode step, higher is "
-    "better; command arms: the captured metric in the direction of analysis.direction); "
-    "samples with throttled = true are excluded from every statistic. 'point' and 'arm' index "
-    "'points' and 'arms'. Per point and arm, a median is that of the non-throttled values "
-    "(the mean of the middle two for an even count): analysis.noise[].baseline_median and "
-    "variants[].points[].variant_median. A change % is (median(variant) / median(baseline) "
-    "- 1) * 100 over the rounds in which both arms have a sample, latencies first inverted "
-    "to throughputs; its interval is a paired percentile bootstrap over those rounds "
-    "(experiment.stats.resamples resamples, confidence 1 - alpha, seeded with "
-    "experiment.stats.seed, so the exact ends need mlalab's generator). The A/A comparison is "
-    "role baseline_repeat against role baseline; band_pct = max(|lower|, |upper|) of its "
-    "interval; threshold_pct = max(band_pct, min_effect_pct). Verdicts: FASTER/SLOWER when "
-    "the interval lies beyond +/-threshold and p_adjusted < alpha, WITHIN_NOISE when it lies "
-    "inside, else AMBIGUOUS (more_rounds: an estimate of the rounds that would settle it). "
-    "Non-finite numbers are null (a missing median or change: NaN; an unbounded interval "
-    "end: -inf below, +inf above), and so is every field that is unknown or does not apply: "
-    "a GPU's fields on the cpu backend, a kernel arm's split on the cpu backend and its "
-    "cpu_threads on the cuda backend, the kernel sweep settings of command arms, a "
-    "sample's time_us for commands and its sm_clock_mhz where no clock was read. "
-    "environment.load_at_start and load_at_end say how busy the host was: the load averages "
-    "and other_cpu_share, the share of the usable CPUs' time that other processes used over "
-    "share_window_s seconds. failures[] are the samples that gave no value (a command that "
-    "failed, timed out or printed no metric), with the reason; build_command is how the "
-    "binary that ran was built (its variant and architecture selection).";
+// What the figures mean and how they derive, written into every file: the numbers of the
+// statistics from stats.h, so that the text cannot drift from them.
+std::string schema_notes() {
+  return fmt::format(
+      "Every figure of report.md derives from this file. samples[].value is the metric of one "
+      "sample (kernel arms: throughput in sequences/s = batch / time per decode step, higher is "
+      "better; command arms: the captured metric in the direction of analysis.direction); samples "
+      "with throttled = true are excluded from every statistic. 'point' and 'arm' index 'points' "
+      "and 'arms'. Per point and arm, a median is that of the non-throttled values (the mean of "
+      "the middle two for an even count): analysis.noise[].baseline_median and "
+      "variants[].points[].variant_median. A comparison (a variant against role baseline; the A/A "
+      "comparison is role baseline_repeat against role baseline) takes d = ln(treatment / control) "
+      "in each round in which both arms have a sample, latencies first inverted to throughputs. "
+      "Its estimate is the {trim_pct:g}% trimmed mean of the n values d (g = floor({trim:g} n) cut "
+      "from each end), standard_error_log the winsorized standard deviation / ({kept:g} sqrt(n)), "
+      "and its interval the estimate +/- t(1 - alpha/2, degrees_of_freedom = n - 2g - 1) * "
+      "standard_error_log; change_pct, lower_pct and upper_pct are these as % changes, (exp(x) - "
+      "1) * 100. Nothing is resampled. A point is analysed at its looks (analysis.looks: after "
+      "min_rounds, twice as many, ... and max_rounds rounds, each with alpha_share, its share of "
+      "alpha from an O'Brien-Fleming-type spending function; a point that ended between looks is "
+      "analysed at its last round too, with the next look's share). threshold_pct is T = "
+      "experiment.stats.min_effect_pct at every point. p_value tests |change| <= T, p_within tests "
+      "|change| >= T (two one-sided tests), each the smallest over the point's looks of p / "
+      "alpha_share, capped at 1; looks counts them; change and interval are those of the last "
+      "look, every paired round of the point. p_adjusted is p_value after "
+      "experiment.stats.correction over experiment.stats.family. The A/A check: noise[].p_check is "
+      "the A/A comparison's look-adjusted p_value, and the point is flagged when it is <= alpha "
+      "with at least min_rounds paired rounds: A' differs from A beyond T, which the design should "
+      "have made impossible. noise[].band_pct = max(|lower|, |upper|) of the A/A interval, which a "
+      "dip between two concurrencies must exceed. Point verdicts, first match wins: WITHHELD at a "
+      "flagged point; FASTER or SLOWER (the sign of the change) when p_adjusted <= alpha; "
+      "WITHIN_NOISE when p_within <= alpha and the interval contains 0; SMALL_CHANGE when p_within "
+      "<= alpha and it does not (a real change below T); else AMBIGUOUS, also with fewer than "
+      "min_rounds paired rounds. rounds_to_settle (AMBIGUOUS only) is the paired rounds in all "
+      "that would settle the point with {power_pct:g}% power were the estimate where it is; null "
+      "when none are expected to. mde_pct is the minimum detectable effect: the smallest change "
+      "that the point's rounds would have found FASTER or SLOWER with {power_pct:g}% power at its "
+      "noise (standard_error_log * sqrt(paired_rounds) per round), tested at alpha * (the last "
+      "look's share) / (the correction's family size). A variant is MIXED when FASTER somewhere "
+      "and SLOWER elsewhere, REJECTED when only SLOWER, ACCEPTED when only FASTER, else "
+      "INCONCLUSIVE. Files before schema 3 hold the analysis of earlier statistics (a bootstrap of "
+      "medians, a threshold of max(A/A band, min_effect_pct)); the analysis of files before schema "
+      "3 is not read: their samples can be analysed again. Non-finite numbers are null (a missing "
+      "median or change: NaN; an unbounded interval end: -inf below, +inf above; an unknown "
+      "standard error or MDE: +inf), and so is every field that is unknown or does not apply: a "
+      "GPU's fields on the cpu backend, a kernel arm's split on the cpu backend and its "
+      "cpu_threads on the cuda backend, the kernel sweep settings of command arms, a sample's "
+      "time_us for commands and its sm_clock_mhz where no clock was read. "
+      "environment.load_at_start and load_at_end say how busy the host was: the load averages and "
+      "other_cpu_share, the share of the usable CPUs' time that other processes used over "
+      "share_window_s seconds. failures[] are the samples that gave no value (a command that "
+      "failed, timed out or printed no metric), with the reason; build_command is how the binary "
+      "that ran was built (its variant and architecture selection).",
+      fmt::arg("trim_pct", 100 * ab::kTrimFraction), fmt::arg("trim", ab::kTrimFraction),
+      fmt::arg("kept", 1 - 2 * ab::kTrimFraction),
+      fmt::arg("power_pct", 100 * ab::kPlanningPower));
+}
 
 // ---------------------------------------------------------------------------------------------
 // Writing
@@ -91,7 +123,9 @@ Json change_json(const ab::Change& change) {
   return {{"paired_rounds", change.paired_rounds},
           {"change_pct", number(change.change_pct)},
           {"lower_pct", number(change.interval_pct.lower)},
-          {"upper_pct", number(change.interval_pct.upper)}};
+          {"upper_pct", number(change.interval_pct.upper)},
+          {"standard_error_log", number(change.standard_error_log)},
+          {"degrees_of_freedom", change.degrees_of_freedom}};
 }
 
 Json experiment_json(const ab::Experiment& experiment) {
@@ -125,7 +159,6 @@ Json experiment_json(const ab::Experiment& experiment) {
       {"stats",
        {{"min_effect_pct", stats.min_effect_pct},
         {"alpha", stats.alpha},
-        {"resamples", stats.resamples},
         {"min_rounds", stats.min_rounds},
         {"max_rounds", stats.max_rounds},
         {"time_budget_s", stats.time_budget_s},
@@ -155,26 +188,36 @@ Json environment_json(const ab::EnvironmentRecord& environment) {
 }
 
 Json analysis_json(const ab::SweepResult& analysis) {
+  Json looks = Json::array();
+  for (const ab::Look& look : analysis.looks) {
+    looks.push_back({{"rounds", look.rounds}, {"alpha_share", number(look.alpha_share)}});
+  }
   Json noise = Json::array();
   for (const ab::PointNoise& point : analysis.noise) {
     noise.push_back({{"concurrency", point.concurrency},
                      {"a_a", change_json(point.a_a)},
                      {"band_pct", number(point.band_pct)},
-                     {"baseline_median", number(point.baseline_median)}});
+                     {"baseline_median", number(point.baseline_median)},
+                     {"p_check", number(point.p_check)},
+                     {"flagged", point.flagged}});
   }
   Json variants = Json::array();
   for (const ab::VariantResult& variant : analysis.variants) {
     Json points = Json::array();
     for (const ab::PointResult& point : variant.points) {
-      const auto& more_rounds = point.judgement.more_rounds;
-      points.push_back({{"concurrency", point.concurrency},
-                        {"change", change_json(point.evidence.change)},
-                        {"threshold_pct", number(point.evidence.threshold_pct)},
-                        {"p_value", number(point.evidence.p_value)},
-                        {"p_adjusted", number(point.evidence.p_adjusted)},
-                        {"verdict", name_of(point.judgement.verdict)},
-                        {"more_rounds", more_rounds ? Json(*more_rounds) : Json(nullptr)},
-                        {"variant_median", number(point.variant_median)}});
+      const auto& rounds_to_settle = point.judgement.rounds_to_settle;
+      points.push_back(
+          {{"concurrency", point.concurrency},
+           {"change", change_json(point.evidence.change)},
+           {"threshold_pct", number(point.evidence.threshold_pct)},
+           {"p_value", number(point.evidence.p_value)},
+           {"p_adjusted", number(point.evidence.p_adjusted)},
+           {"p_within", number(point.evidence.p_within)},
+           {"looks", point.evidence.looks},
+           {"mde_pct", number(point.evidence.mde_pct)},
+           {"verdict", name_of(point.judgement.verdict)},
+           {"rounds_to_settle", rounds_to_settle ? Json(*rounds_to_settle) : Json(nullptr)},
+           {"variant_median", number(point.variant_median)}});
     }
     variants.push_back({{"name", variant.name},
                         {"verdict", name_of(variant.verdict)},
@@ -184,6 +227,7 @@ Json analysis_json(const ab::SweepResult& analysis) {
   }
   return {{"direction", name_of(analysis.direction)},
           {"correction_note", analysis.correction_note},
+          {"looks", looks},
           {"noise", noise},
           {"variants", variants}};
 }
@@ -271,7 +315,9 @@ ab::Change change_from(const Reader& json) {
   return {.paired_rounds = json.get<int>("paired_rounds"),
           .change_pct = json.number("change_pct"),
           .interval_pct = {.lower = json.number("lower_pct", -kInfinity),
-                           .upper = json.number("upper_pct", kInfinity)}};
+                           .upper = json.number("upper_pct", kInfinity)},
+          .standard_error_log = json.number("standard_error_log", kInfinity),
+          .degrees_of_freedom = json.get<int>("degrees_of_freedom")};
 }
 
 ab::Experiment experiment_from(const Reader& json) {
@@ -315,9 +361,9 @@ ab::Experiment experiment_from(const Reader& json) {
       .throttle_fraction =
           measure.get_or<double>("throttle_fraction", defaults.measure.throttle_fraction)};
   const Reader stats = json.child("stats");
+  // Files before schema 3 also hold "resamples", a setting of the earlier statistics: unread.
   experiment.stats = {.min_effect_pct = stats.get<double>("min_effect_pct"),
                       .alpha = stats.get<double>("alpha"),
-                      .resamples = stats.get<int>("resamples"),
                       .min_rounds = stats.get<int>("min_rounds"),
                       .max_rounds = stats.get<int>("max_rounds"),
                       .time_budget_s = stats.get<double>("time_budget_s"),
@@ -368,11 +414,17 @@ ab::SweepResult analysis_from(const Reader& json) {
   ab::SweepResult analysis;
   analysis.direction = json.word("direction", parse_direction);
   analysis.correction_note = json.get<std::string>("correction_note");
+  for (const Reader& look : json.items("looks")) {
+    analysis.looks.push_back(
+        {.rounds = look.get<int>("rounds"), .alpha_share = look.number("alpha_share")});
+  }
   for (const Reader& point : json.items("noise")) {
     analysis.noise.push_back({.concurrency = point.get<int>("concurrency"),
                               .a_a = change_from(point.child("a_a")),
                               .band_pct = point.number("band_pct"),
-                              .baseline_median = point.number("baseline_median")});
+                              .baseline_median = point.number("baseline_median"),
+                              .p_check = point.number("p_check"),
+                              .flagged = point.get<bool>("flagged")});
   }
   for (const Reader& variant : json.items("variants")) {
     ab::VariantResult result;
@@ -381,16 +433,21 @@ ab::SweepResult analysis_from(const Reader& json) {
     result.faster_at = variant.get<std::vector<int>>("faster_at");
     result.slower_at = variant.get<std::vector<int>>("slower_at");
     for (const Reader& point : variant.items("points")) {
-      std::optional<int> more_rounds;
-      if (!point.field("more_rounds").is_null()) more_rounds = point.get<int>("more_rounds");
+      std::optional<int> rounds_to_settle;
+      if (!point.field("rounds_to_settle").is_null()) {
+        rounds_to_settle = point.get<int>("rounds_to_settle");
+      }
       result.points.push_back(
           {.concurrency = point.get<int>("concurrency"),
            .evidence = {.change = change_from(point.child("change")),
                         .threshold_pct = point.number("threshold_pct"),
                         .p_value = point.number("p_value"),
-                        .p_adjusted = point.number("p_adjusted")},
+                        .p_adjusted = point.number("p_adjusted"),
+                        .p_within = point.number("p_within"),
+                        .looks = point.get<int>("looks"),
+                        .mde_pct = point.number("mde_pct", kInfinity)},
            .judgement = {.verdict = point.word("verdict", parse_point_verdict),
-                         .more_rounds = more_rounds},
+                         .rounds_to_settle = rounds_to_settle},
            .variant_median = point.number("variant_median")});
     }
     analysis.variants.push_back(std::move(result));
@@ -507,7 +564,7 @@ Json results_json(const ab::RunRecord& record) {
                         {"reason", failure.reason}});
   }
   return {{"schema", kResultsSchema},
-          {"schema_notes", kSchemaNotes},
+          {"schema_notes", schema_notes()},
           {"started_utc", record.started_utc},
           {"elapsed_s", number(record.elapsed_s)},
           {"partial", record.partial},
@@ -527,11 +584,17 @@ Json results_json(const ab::RunRecord& record) {
 ab::RunRecord record_from_json(const nlohmann::json& json) {
   const Reader root(json, "");
   const auto schema = root.get<std::string>("schema");
-  if (schema != kResultsSchema && schema != kResultsSchemaV1) {
-    throw std::runtime_error(fmt::format("results.json: schema '{}', expected '{}' (or '{}')",
-                                         schema, kResultsSchema, kResultsSchemaV1));
+  int schema_version = 0;
+  for (const auto& [version, name] :
+       {std::pair{1, kResultsSchemaV1}, std::pair{2, kResultsSchemaV2},
+        std::pair{3, kResultsSchema}}) {
+    if (schema == name) schema_version = version;
   }
-  const int schema_version = schema == kResultsSchemaV1 ? 1 : 2;
+  if (schema_version == 0) {
+    throw std::runtime_error(
+        fmt::format("results.json: schema '{}', expected '{}' (or '{}', '{}')", schema,
+                    kResultsSchema, kResultsSchemaV2, kResultsSchemaV1));
+  }
   ab::RunRecord record;
   record.started_utc = root.get<std::string>("started_utc");
   record.elapsed_s = root.number("elapsed_s");
@@ -584,7 +647,11 @@ ab::RunRecord record_from_json(const nlohmann::json& json) {
                                  .reason = failure.get<std::string>("reason")});
     }
   }
-  if (!root.field("analysis").is_null()) record.analysis = analysis_from(root.child("analysis"));
+  // The analysis of files before schema 3 came from the earlier statistics, with other fields
+  // and other rules (schema_notes()): left unread, their samples can be analysed again.
+  if (schema_version >= 3 && !root.field("analysis").is_null()) {
+    record.analysis = analysis_from(root.child("analysis"));
+  }
   return record;
 }
 

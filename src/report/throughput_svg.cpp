@@ -249,11 +249,23 @@ void ThroughputSvg::write(const ab::RunRecord& record, std::ostream& out) const 
     }
     y += svg::kLegendRow;
   }
-  svg::write_legend_note(
+  y = svg::write_legend_note(
       out, y + 6,
       fmt::format("Shaded: the A/A noise band around the baseline; around each variant its {:g}% "
                   "interval against the baseline.",
                   confidence_pct(record)));
+  // Where A′ strayed from A, the dashed line shows it; say what it cost.
+  std::vector<int> flagged;
+  if (record.analysis) {
+    for (const ab::PointNoise& noise : record.analysis->noise) {
+      if (noise.flagged) flagged.push_back(noise.concurrency);
+    }
+  }
+  if (!flagged.empty()) {
+    svg::write_legend_note(out, y + 6,
+                           fmt::format("A/A check FLAGGED at {}: verdicts withheld there.",
+                                       point_list(flagged)));
+  }
   out << "</g>\n";
   svg::close_document(out);
 }

@@ -4,7 +4,8 @@
 // A/A noise band, median · (1 ± band %); around each variant its interval against the
 // baseline mapped onto the metric, baseline median · (1 + lower %) … (1 + upper %) (inverted
 // for a latency). Hand-written SVG 1.1, 800 × 500, no dependencies: one <polyline> per arm
-// with samples, a <polygon> per band, axes with ticks and labels, a legend and a title.
+// with samples, a <polygon> per band, axes with ticks and labels, a legend and a title; the
+// legend names the points where the A/A check failed (their verdicts are withheld).
 // Concurrency is on a log₂ axis when it spans a factor of 4 or more, the metric on a log₁₀
 // axis when it spans more than 4 (so that equal changes look equal along the curve).
 #include <iosfwd>

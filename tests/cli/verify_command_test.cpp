@@ -36,9 +36,8 @@ launches_per_sample = 1
 max_minutes = 1
 throttle_fraction = 0
 [decision]
-min_rounds = 2
+min_rounds = 3
 max_rounds = 3
-resamples = 200
 [baseline]
 variant = "cpu"
 threads = 2
@@ -52,9 +51,8 @@ hypothesis = "printing 110 beats printing 100"
 [sweep]
 concurrency = [1]
 [decision]
-min_rounds = 2
+min_rounds = 3
 max_rounds = 3
-resamples = 200
 [baseline]
 command = "echo metric: 100"
 metric = 'metric: ([0-9.]+)'

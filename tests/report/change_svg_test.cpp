@@ -67,8 +67,12 @@ std::string css_class_of(ab::PointVerdict verdict) {
       return "slower";
     case ab::PointVerdict::kWithinNoise:
       return "within_noise";
+    case ab::PointVerdict::kSmallChange:
+      return "small_change";
     case ab::PointVerdict::kAmbiguous:
       return "ambiguous";
+    case ab::PointVerdict::kWithheld:
+      return "withheld";
   }
   return "";
 }
@@ -97,7 +101,7 @@ TEST(ChangeSvg, IsWellFormedWithOnePanelPerAnalysedVariant) {
   EXPECT_EQ(tag_balance_problem(svg), "");
   EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
   EXPECT_NE(svg.find("warps_and_stages: change against the baseline"), std::string::npos);
-  EXPECT_EQ(count(svg, "<g class=\"panel\""), 4);
+  EXPECT_EQ(count(svg, "<g class=\"panel\""), 5);
   for (const ab::VariantResult& variant : record.analysis->variants) {
     EXPECT_NE(panel_of(svg, variant.name), "") << variant.name;
     EXPECT_NE(svg.find(variant.name + "</tspan>: " + std::string(ab::to_string(variant.verdict))),
@@ -137,8 +141,8 @@ TEST(ChangeSvg, OneMarkerPerMeasuredPointWithItsVerdict) {
   }
   EXPECT_EQ(count(svg, "<g class=\"point "), measured);
   // The synthetic record has every verdict, so each marker kind was checked.
-  EXPECT_EQ(verdicts_seen,
-            (std::set<std::string>{"faster", "slower", "within_noise", "ambiguous"}));
+  EXPECT_EQ(verdicts_seen, (std::set<std::string>{"faster", "slower", "within_noise",
+                                                  "small_change", "ambiguous", "withheld"}));
 }
 
 // Each error bar's ends, read back through the panel's tick labels, are its interval's ends,
@@ -163,39 +167,33 @@ TEST(ChangeSvg, ErrorBarsSpanTheIntervals) {
   }
 }
 
-// One step of the band per measured point, from −T to +T of that point, reaching half way to
-// each neighbour: the steps of adjacent points meet.
-TEST(ChangeSvg, ThresholdBandIsAStepPerPoint) {
+// The band is ±T, the same at every point: one rectangle across each panel, from −T to +T.
+TEST(ChangeSvg, ThresholdBandIsPlusMinusTAcrossThePanel) {
   const ab::RunRecord record = testing::synthetic_record();
   const std::string svg = svg_of(record);
-  const ab::VariantResult& variant = record.analysis->variants.front();
-  const std::string panel = panel_of(svg, variant.name);
-  const std::vector<Element> steps = elements(panel, "rect", "threshold-band");
-  ASSERT_EQ(steps.size(), variant.points.size());
-  const std::map<int, Element> points = points_of(panel);
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    const ab::PointResult& point = variant.points[i];
-    const Element& step = steps[i];
-    EXPECT_EQ(std::stoi(step.attributes.at("data-concurrency")), point.concurrency);
-    const double top = step.number("y");
-    const double bottom = top + step.number("height");
-    EXPECT_NEAR(value_at(panel, top), point.evidence.threshold_pct, tolerance(panel));
-    EXPECT_NEAR(value_at(panel, bottom), -point.evidence.threshold_pct, tolerance(panel));
-    const double x =
-        elements(points.at(point.concurrency).text, "line", "interval")[0].number("x1");
-    EXPECT_LT(step.number("x"), x);
-    EXPECT_GT(step.number("x") + step.number("width"), x);
-    if (i > 0) {
-      EXPECT_NEAR(steps[i - 1].number("x") + steps[i - 1].number("width"), step.number("x"), 0.1);
-    }
+  const double threshold = record.experiment.stats.min_effect_pct;
+  for (const ab::VariantResult& variant : record.analysis->variants) {
+    const std::string panel = panel_of(svg, variant.name);
+    const std::vector<Element> bands = elements(panel, "rect", "threshold-band");
+    ASSERT_EQ(bands.size(), 1u) << variant.name;
+    const Element& band = bands.front();
+    const double top = band.number("y");
+    const double bottom = top + band.number("height");
+    EXPECT_NEAR(value_at(panel, top), threshold, tolerance(panel));
+    EXPECT_NEAR(value_at(panel, bottom), -threshold, tolerance(panel));
+    // From the frame's left edge to its right, where the zero line runs.
+    const Element zero = elements(panel, "line", "zero").front();
+    EXPECT_EQ(band.number("x"), zero.number("x1"));
+    EXPECT_NEAR(band.number("x") + band.number("width"), zero.number("x2"), 0.1);
   }
 }
 
-// The synthetic predictions: 8 warps +20 %, 3 stages +5 %, 4 stages +3 %, same code none.
+// The synthetic predictions: 8 warps +20 %, 3 stages +5 %, 4 stages +3 %, 32 heads +4 %, same
+// code none.
 TEST(ChangeSvg, DashedPredictionOnlyWhereThereIsOne) {
   const ab::RunRecord record = testing::synthetic_record();
   const std::string svg = svg_of(record);
-  EXPECT_EQ(count(svg, "class=\"prediction\""), 3);
+  EXPECT_EQ(count(svg, "class=\"prediction\""), 4);
   for (const ab::ArmRecord& arm : record.arms) {
     if (arm.role != ab::ArmRole::kVariant || !arm.valid) continue;
     const std::string panel = panel_of(svg, arm.name);
@@ -216,21 +214,58 @@ TEST(ChangeSvg, DashedPredictionOnlyWhereThereIsOne) {
     EXPECT_EQ(labels[0].text, "predicted " + short_percent(*arm.arm.prediction_pct));
   }
   // Zero is drawn in every panel.
-  EXPECT_EQ(count(svg, "class=\"zero\""), 4);
+  EXPECT_EQ(count(svg, "class=\"zero\""), 5);
 }
 
 TEST(ChangeSvg, LegendShowsEveryVerdictAndTheMarks) {
   const std::string svg = svg_of(testing::synthetic_record());
   const std::string legend = svg.substr(svg.find("<g class=\"legend\""));
-  for (const char* verdict : {"faster", "slower", "within_noise", "ambiguous"}) {
+  for (const char* verdict :
+       {"faster", "slower", "within_noise", "small_change", "ambiguous", "withheld"}) {
     const std::string entry = std::string("<g class=\"legend-entry ") + verdict + "\">";
     ASSERT_NE(legend.find(entry), std::string::npos) << verdict;
     EXPECT_NE(legend.find("class=\"marker\"", legend.find(entry)), std::string::npos);
   }
-  for (const char* label : {">FASTER<", ">SLOWER<", ">WITHIN_NOISE<", ">AMBIGUOUS<",
-                            ">95% interval<", ">±threshold<", ">prediction<"}) {
+  for (const char* label : {">FASTER<", ">SLOWER<", ">WITHIN_NOISE<", ">SMALL_CHANGE<",
+                            ">AMBIGUOUS<", ">WITHHELD<", ">95% interval<", ">±threshold<",
+                            ">prediction<"}) {
     EXPECT_NE(legend.find(label), std::string::npos) << label;
   }
+}
+
+// Each verdict has its own marker: shape and colour, so that it reads without colour too.
+TEST(ChangeSvg, EveryVerdictHasItsOwnMarker) {
+  const std::string svg = svg_of(testing::synthetic_record());
+  const std::string legend = svg.substr(svg.find("<g class=\"legend\""));
+  std::set<std::string> shapes_and_colours;
+  for (const char* verdict :
+       {"faster", "slower", "within_noise", "small_change", "ambiguous", "withheld"}) {
+    const std::string entry = legend.substr(
+        legend.find(std::string("<g class=\"legend-entry ") + verdict + "\">"));
+    const std::string drawn = entry.substr(0, entry.find("</g>"));
+    std::string marker;
+    for (const char* shape : {"path", "circle", "rect"}) {
+      for (const Element& element : elements(drawn, shape, "marker")) {
+        marker = std::string(shape) + " " + element.attributes.at("fill") + " " +
+                 element.attributes.at("stroke");
+      }
+    }
+    EXPECT_FALSE(marker.empty()) << verdict;
+    shapes_and_colours.insert(marker);
+  }
+  EXPECT_EQ(shapes_and_colours.size(), 6u);
+}
+
+// The legend's note says what the threshold is now: min_effect_pct itself, at every point.
+TEST(ChangeSvg, LegendSaysTheThresholdIsTheMinimumEffectAtEveryPoint) {
+  const std::string legend = legend_text(svg_of(testing::synthetic_record()));
+  EXPECT_NE(legend.find("Threshold: ±2% (min_effect_pct) at every point. FASTER or SLOWER: "
+                        "beyond it by the test corrected for looks and points; WITHIN_NOISE: "
+                        "the interval inside it and around 0; SMALL_CHANGE: inside it, away "
+                        "from 0; WITHHELD: the A/A check failed."),
+            std::string::npos)
+      << legend;
+  EXPECT_EQ(legend.find("A/A band"), std::string::npos);
 }
 
 // Every panel has the shared scale: more than two labels, 1-2-5 steps, covering every
@@ -267,7 +302,7 @@ TEST(ChangeSvg, TicksAreNiceAndCoverTheData) {
 }
 
 // A point the analysis has not (no result, or no paired rounds) draws nothing there: no
-// marker, no error bar, no band step; the other panels keep theirs.
+// marker, no error bar; the other panels keep theirs.
 TEST(ChangeSvg, APointNotMeasuredIsAbsent) {
   ab::RunRecord record = testing::synthetic_record();
   std::vector<ab::PointResult>& eight_warps = record.analysis->variants[0].points;
@@ -285,7 +320,7 @@ TEST(ChangeSvg, APointNotMeasuredIsAbsent) {
   EXPECT_EQ(points_of(three).size(), 3u);
   EXPECT_EQ(three.find("data-concurrency=\"4\""), std::string::npos);
   EXPECT_EQ(points_of(panel_of(svg, "same code")).count(16), 1u);
-  EXPECT_EQ(count(svg, "<g class=\"point "), 14);
+  EXPECT_EQ(count(svg, "<g class=\"point "), 18);  // 5 panels of 4 points, less 2
   EXPECT_EQ(svg.find("nan"), std::string::npos);
 }
 

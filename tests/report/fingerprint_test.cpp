@@ -41,11 +41,11 @@ TEST(Fingerprint, HoldsTheEnvironmentAndEveryArm) {
   EXPECT_EQ(fingerprint.cuda_runtime, "13.0");
   EXPECT_EQ(fingerprint.commit, "0123456789ab");
   EXPECT_EQ(fingerprint.max_sm_clock_mhz, 1980);
-  ASSERT_EQ(fingerprint.arms.size(), 7u);
+  ASSERT_EQ(fingerprint.arms.size(), 8u);
   EXPECT_EQ(fingerprint.arms[2].config.at("variant"), "h16_t16_w8_s2");
   EXPECT_EQ(fingerprint.arms[2].config.at("split"), "heuristic");
   EXPECT_EQ(fingerprint.arms[2].code_hash.size(), 64u);
-  EXPECT_FALSE(fingerprint.arms[6].valid);
+  EXPECT_FALSE(fingerprint.arms[6].valid);  // "broken"
 }
 
 TEST(Fingerprint, RoundTripsThroughItsFile) {
@@ -134,7 +134,7 @@ TEST(CompareFingerprints, MissingAndExtraArmsAndUnknownsAreSkipped) {
   EXPECT_EQ(lines(differences),
             (std::vector<std::string>{
                 "arm 8 warps: presence: recorded h16_t16_w8_s2 heuristic, current absent",
-                "arm new arm: presence: recorded absent, current h64_t64_w8_s4 heuristic"}));
+                "arm new arm: presence: recorded absent, current h32_t16_w4_s2 heuristic"}));
 }
 
 TEST(CompareFingerprints, NotesAHashThatWasNotRecorded) {
@@ -293,8 +293,8 @@ TEST(CompareFingerprints, CudaRunSaysWhatItCompared) {
   const Comparison comparison = compare_fingerprints(recorded(), recorded());
   EXPECT_EQ(comparison.compared,
             (std::vector<std::string>{"backend", "GPU", "SM count", "peak SM clock",
-                                      "memory clock", "the code hashes of 6 arms",
-                                      "the configs of 6 arms"}));
+                                      "memory clock", "the code hashes of 7 arms",
+                                      "the configs of 7 arms"}));
   EXPECT_EQ(comparison.noted,
             (std::vector<std::string>{"commit", "driver", "CUDA runtime", "host"}));
 }

@@ -53,13 +53,36 @@ TEST(Format, PointsAndText) {
 }
 
 TEST(Format, EnumNamesRoundTrip) {
-  for (const auto reason : {ab::StopReason::kKeepGoing, ab::StopReason::kPrecisionReached,
-                            ab::StopReason::kRoundBudgetSpent, ab::StopReason::kTimeBudgetSpent}) {
+  for (const auto reason : {ab::StopReason::kKeepGoing, ab::StopReason::kSettled,
+                            ab::StopReason::kAaCheckFailed, ab::StopReason::kRoundBudgetSpent,
+                            ab::StopReason::kTimeBudgetSpent}) {
     EXPECT_EQ(parse_stop_reason(name_of(reason)), reason);
+  }
+  for (const auto verdict : {ab::PointVerdict::kFaster, ab::PointVerdict::kSlower,
+                             ab::PointVerdict::kSmallChange, ab::PointVerdict::kWithinNoise,
+                             ab::PointVerdict::kAmbiguous, ab::PointVerdict::kWithheld}) {
+    EXPECT_EQ(parse_point_verdict(name_of(verdict)), verdict);
   }
   EXPECT_EQ(parse_variant_verdict("MIXED"), ab::VariantVerdict::kMixed);
   EXPECT_EQ(parse_arm_role("baseline_repeat"), ab::ArmRole::kBaselineRepeat);
   EXPECT_THROW(parse_correction("bonferroni"), std::invalid_argument);
+}
+
+// results.json spells the stopping rule's reasons in snake_case, the new ones included.
+TEST(Format, StopReasonsAsResultsJsonSpellsThem) {
+  EXPECT_EQ(name_of(ab::StopReason::kSettled), "settled");
+  EXPECT_EQ(name_of(ab::StopReason::kAaCheckFailed), "a_a_check_failed");
+  EXPECT_EQ(name_of(ab::StopReason::kRoundBudgetSpent), "round_budget_spent");
+  EXPECT_EQ(parse_point_verdict("SMALL_CHANGE"), ab::PointVerdict::kSmallChange);
+  EXPECT_EQ(parse_point_verdict("WITHHELD"), ab::PointVerdict::kWithheld);
+}
+
+// Committed results of schema 1 and 2 stopped points on "precision_reached": still read, as
+// settled; never written.
+TEST(Format, TheEarlierPrecisionReachedReadsAsSettled) {
+  EXPECT_EQ(parse_stop_reason("precision_reached"), ab::StopReason::kSettled);
+  EXPECT_EQ(name_of(parse_stop_reason("precision_reached")), "settled");
+  EXPECT_THROW(parse_stop_reason("precision"), std::invalid_argument);
 }
 
 }  // namespace

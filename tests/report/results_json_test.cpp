@@ -1,15 +1,19 @@
 #include "report/results_json.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "ab/stats.h"
 #include "report/format.h"
 #include "report/markdown_report.h"
 #include "report/synthetic_record.h"
@@ -68,7 +72,9 @@ TEST(ResultsJson, HasTheSchemaAndEveryRawSample) {
     EXPECT_EQ(row["throttled"], sample.throttled);
   }
   EXPECT_EQ(json["experiment"]["source_text"], testing::kSourceText);
-  EXPECT_EQ(json["experiment"]["stats"]["resamples"], 500);
+  EXPECT_FALSE(json["experiment"]["stats"].contains("resamples")) << "nothing is resampled";
+  EXPECT_EQ(json["experiment"]["stats"]["min_rounds"], 10);
+  EXPECT_EQ(json["experiment"]["stats"]["max_rounds"], 20);
   EXPECT_EQ(json["experiment"]["stats"]["correction"], "holm");
   EXPECT_EQ(json["environment"]["gpu"], "NVIDIA H200");
   EXPECT_EQ(json["arms"][6]["valid"], false);
@@ -109,18 +115,142 @@ TEST(ResultsJson, MediansRecomputedFromTheSamplesMatchTheReportedFigures) {
   }
 }
 
+// The round-by-round ln(variant / baseline) at one point, as another tool would pair them from
+// the file: the rounds in which both arms have a non-throttled sample.
+std::vector<double> log_ratios_from_json(const nlohmann::json& json, int point, int variant,
+                                         int baseline) {
+  std::map<int, double> baseline_by_round;
+  std::map<int, double> variant_by_round;
+  for (const auto& sample : json["samples"]) {
+    if (sample["point"] != point || sample["throttled"].get<bool>()) continue;
+    const int round = sample["round"].get<int>();
+    if (sample["arm"] == baseline) baseline_by_round[round] = sample["value"].get<double>();
+    if (sample["arm"] == variant) variant_by_round[round] = sample["value"].get<double>();
+  }
+  std::vector<double> ratios;
+  for (const auto& [round, value] : variant_by_round) {
+    if (baseline_by_round.count(round) > 0) {
+      ratios.push_back(std::log(value / baseline_by_round.at(round)));
+    }
+  }
+  return ratios;
+}
+
 TEST(ResultsJson, ChangesFromTheSamplesMatchTheAnalysis) {
-  // change % = median(variant) / median(baseline) − 1 over the paired rounds; no sample of
-  // C16 is throttled, so every round pairs and it is the ratio of the plain medians.
+  // As schema_notes says: of the n = 20 paired log ratios d at C16 (none throttled), sorted,
+  // g = floor(trim · n) are cut from each end; the estimate is the mean of the rest, its
+  // standard error the winsorized standard deviation (each cut value replaced by the nearest
+  // kept one) / ((1 − 2 · trim) · √n), with n − 2g − 1 degrees of freedom.
   const auto json = nlohmann::json::parse(written(analysed()));
-  const int baseline = arm_named(json, "baseline");
-  const int variant = arm_named(json, "8 warps");
-  const double expected = (median_from_json(json, 2, variant) /
-                               median_from_json(json, 2, baseline) - 1) * 100;
+  std::vector<double> d = log_ratios_from_json(json, 2, arm_named(json, "8 warps"),
+                                               arm_named(json, "baseline"));
+  ASSERT_EQ(d.size(), 20u);
+  std::sort(d.begin(), d.end());
+  const std::size_t n = d.size();
+  const auto g = static_cast<std::size_t>(std::floor(ab::kTrimFraction * n));
+  double kept_sum = 0;
+  for (std::size_t i = g; i < n - g; ++i) kept_sum += d[i];
+  const double estimate = kept_sum / static_cast<double>(n - 2 * g);
+  std::vector<double> winsorized(d);
+  for (std::size_t i = 0; i < g; ++i) {
+    winsorized[i] = d[g];
+    winsorized[n - 1 - i] = d[n - 1 - g];
+  }
+  double mean = 0;
+  for (const double w : winsorized) mean += w / static_cast<double>(n);
+  double squares = 0;
+  for (const double w : winsorized) squares += (w - mean) * (w - mean);
+  const double standard_error = std::sqrt(squares / static_cast<double>(n - 1)) /
+                                ((1 - 2 * ab::kTrimFraction) * std::sqrt(static_cast<double>(n)));
+  const int degrees_of_freedom = static_cast<int>(n - 2 * g - 1);
+  const double t = ab::student_t_upper_quantile(0.025, degrees_of_freedom);
+
   const auto& point = json["analysis"]["variants"][0]["points"][2];
   EXPECT_EQ(point["concurrency"], 16);
-  EXPECT_NEAR(point["change"]["change_pct"].get<double>(), expected, 1e-9);
+  const auto& change = point["change"];
+  EXPECT_EQ(change["paired_rounds"], 20);
+  EXPECT_NEAR(change["change_pct"].get<double>(), (std::exp(estimate) - 1) * 100, 1e-9);
+  EXPECT_NEAR(change["standard_error_log"].get<double>(), standard_error, 1e-12);
+  EXPECT_EQ(change["degrees_of_freedom"], degrees_of_freedom);
+  EXPECT_NEAR(change["lower_pct"].get<double>(),
+              (std::exp(estimate - t * standard_error) - 1) * 100, 1e-9);
+  EXPECT_NEAR(change["upper_pct"].get<double>(),
+              (std::exp(estimate + t * standard_error) - 1) * 100, 1e-9);
   EXPECT_EQ(point["verdict"], "SLOWER");
+}
+
+// Every field the new statistics added is written, and reads back as it was.
+TEST(ResultsJson, WritesAndReadsTheLooksTheAaCheckAndThePlanningFigures) {
+  const ab::RunRecord& record = analysed();
+  const auto json = nlohmann::json::parse(written(record));
+  const auto& analysis = json["analysis"];
+  // The synthetic settings look after 10 and 20 rounds.
+  ASSERT_EQ(analysis["looks"].size(), 2u);
+  EXPECT_EQ(analysis["looks"][0]["rounds"], 10);
+  EXPECT_EQ(analysis["looks"][1]["rounds"], 20);
+  EXPECT_DOUBLE_EQ(analysis["looks"][0]["alpha_share"].get<double>() +
+                       analysis["looks"][1]["alpha_share"].get<double>(),
+                   1.0);
+  // C4's A′ drifts: its check is flagged there, and only there.
+  for (std::size_t p = 0; p < 4; ++p) {
+    const auto& noise = analysis["noise"][p];
+    EXPECT_EQ(noise["flagged"], p == testing::kDriftingPoint) << p;
+    EXPECT_EQ(noise["p_check"].get<double>(), record.analysis->noise[p].p_check);
+  }
+  const int accepted = 4;  // "32 heads", the last of the 5 analysed variants
+  ASSERT_EQ(analysis["variants"][accepted]["name"], "32 heads");
+  const auto& points = analysis["variants"][accepted]["points"];
+  EXPECT_EQ(points[1]["verdict"], "WITHHELD");
+  EXPECT_EQ(points[2]["verdict"], "SMALL_CHANGE");
+  EXPECT_EQ(points[3]["verdict"], "AMBIGUOUS");
+  const ab::PointResult& ambiguous = record.analysis->variants[accepted].points[3];
+  ASSERT_TRUE(ambiguous.judgement.rounds_to_settle);
+  EXPECT_EQ(points[3]["rounds_to_settle"], *ambiguous.judgement.rounds_to_settle);
+  EXPECT_TRUE(points[2]["rounds_to_settle"].is_null()) << "settled: nothing to advise";
+  EXPECT_EQ(points[2]["p_within"].get<double>(),
+            record.analysis->variants[accepted].points[2].evidence.p_within);
+  EXPECT_EQ(points[2]["looks"], 2);
+  EXPECT_EQ(points[2]["mde_pct"].get<double>(),
+            record.analysis->variants[accepted].points[2].evidence.mde_pct);
+
+  const ab::RunRecord back = record_from_json(json);
+  ASSERT_TRUE(back.analysis);
+  ASSERT_EQ(back.analysis->looks.size(), 2u);
+  EXPECT_EQ(back.analysis->looks[1].rounds, 20);
+  EXPECT_EQ(back.analysis->looks[1].alpha_share, record.analysis->looks[1].alpha_share);
+  EXPECT_TRUE(back.analysis->noise[testing::kDriftingPoint].flagged);
+  EXPECT_EQ(back.analysis->noise[0].p_check, record.analysis->noise[0].p_check);
+  const ab::PointResult& small = back.analysis->variants[accepted].points[2];
+  EXPECT_EQ(small.judgement.verdict, ab::PointVerdict::kSmallChange);
+  EXPECT_EQ(small.evidence.p_within,
+            record.analysis->variants[accepted].points[2].evidence.p_within);
+  EXPECT_EQ(small.evidence.looks, 2);
+  EXPECT_EQ(small.evidence.mde_pct, record.analysis->variants[accepted].points[2].evidence.mde_pct);
+  EXPECT_EQ(small.evidence.change.standard_error_log,
+            record.analysis->variants[accepted].points[2].evidence.change.standard_error_log);
+  EXPECT_EQ(small.evidence.change.degrees_of_freedom,
+            record.analysis->variants[accepted].points[2].evidence.change.degrees_of_freedom);
+  EXPECT_EQ(back.analysis->variants[accepted].points[3].judgement.rounds_to_settle,
+            ambiguous.judgement.rounds_to_settle);
+}
+
+// schema_notes describes the statistics that computed the file, and what older files lose.
+TEST(ResultsJson, SchemaNotesDescribeTheNewStatistics) {
+  const std::string notes = nlohmann::json::parse(written(analysed()))["schema_notes"];
+  for (const std::string& expected :
+       {fmt::format("{:g}% trimmed mean of the n values d", 100 * ab::kTrimFraction),
+        std::string("t(1 - alpha/2, degrees_of_freedom = n - 2g - 1)"),
+        std::string("O'Brien-Fleming-type spending function"),
+        std::string("the smallest over the point's looks of p / alpha_share"),
+        std::string("noise[].p_check is the A/A comparison's look-adjusted p_value"),
+        std::string("SMALL_CHANGE when p_within <= alpha and it does not"),
+        std::string("mde_pct is the minimum detectable effect"),
+        std::string("the analysis of files before schema 3 is not read: their samples can be "
+                    "analysed again")}) {
+    EXPECT_NE(notes.find(expected), std::string::npos) << expected;
+  }
+  EXPECT_EQ(notes.find("bootstrap over"), std::string::npos);
+  EXPECT_EQ(notes.find("resamples"), std::string::npos);
 }
 
 TEST(ResultsJson, RoundTripsTheWholeRecord) {
@@ -153,7 +283,19 @@ TEST(ResultsJson, RoundTripsUnboundedIntervalsAndCommandArms) {
   record.experiment.variants[0].config =
       ab::CommandArm{.command = "bench --model x", .env = {{"A", "1"}}, .metric_regex = "(\\d+)",
                      .direction = ab::Direction::kLowerIsBetter, .timeout_s = 30};
-  const ab::RunRecord back = record_from_json(nlohmann::json::parse(written(record)));
+  record.analysis->variants[0].points[0].evidence.change.standard_error_log = ab::Change{}
+      .standard_error_log;  // +∞: no testable estimate
+  record.analysis->variants[0].points[0].evidence.mde_pct = ab::PointEvidence{}.mde_pct;
+  const auto json = nlohmann::json::parse(written(record));
+  EXPECT_TRUE(json["analysis"]["variants"][0]["points"][0]["mde_pct"].is_null());
+  EXPECT_TRUE(
+      json["analysis"]["variants"][0]["points"][0]["change"]["standard_error_log"].is_null());
+  const ab::RunRecord back = record_from_json(json);
+  const ab::PointEvidence& evidence = back.analysis->variants[0].points[0].evidence;
+  EXPECT_GT(evidence.mde_pct, 0);
+  EXPECT_TRUE(std::isinf(evidence.mde_pct));
+  EXPECT_GT(evidence.change.standard_error_log, 0);
+  EXPECT_TRUE(std::isinf(evidence.change.standard_error_log));
   EXPECT_TRUE(std::isinf(back.analysis->noise[0].a_a.interval_pct.lower));
   EXPECT_LT(back.analysis->noise[0].a_a.interval_pct.lower, 0);
   EXPECT_GT(back.analysis->noise[0].a_a.interval_pct.upper, 0);
@@ -229,7 +371,7 @@ ab::RunRecord cpu_run() {
 
 TEST(ResultsJson, CpuRunWritesNullWhereNothingApplies) {
   const auto json = nlohmann::json::parse(written(cpu_run()));
-  EXPECT_EQ(json["schema"], "mlalab.ab.results/2");
+  EXPECT_EQ(json["schema"], "mlalab.ab.results/3");
   const auto& environment = json["environment"];
   for (const char* key : {"gpu", "sm_count", "sm_clock_mhz", "max_sm_clock_mhz", "mem_clock_mhz",
                           "driver", "cuda_runtime"}) {
@@ -307,18 +449,72 @@ TEST(ResultsJson, RoundTripsTheHostAndItsLoad) {
   EXPECT_EQ(written(back), written(record));
 }
 
+// A file of an older schema holds the analysis of the earlier statistics: it is not read, and
+// the rest is, every sample intact.
+TEST(ResultsJson, AnOlderSchemasAnalysisIsNotReadButEverythingElseIs) {
+  const ab::RunRecord& record = analysed();
+  for (const std::string_view schema : {kResultsSchemaV2, kResultsSchemaV1}) {
+    auto json = nlohmann::json::parse(written(record));
+    json["schema"] = std::string(schema);
+    // What the earlier statistics wrote: other fields, which are not read.
+    json["experiment"]["stats"]["resamples"] = 2000;
+    json["analysis"]["variants"][0]["points"][0].erase("p_within");
+    json["points"][0]["stop_reason"] = "precision_reached";
+    const ab::RunRecord back = record_from_json(json);
+    EXPECT_FALSE(back.analysis) << schema;
+    ASSERT_EQ(back.samples.size(), record.samples.size()) << schema;
+    for (std::size_t i = 0; i < record.samples.size(); ++i) {
+      EXPECT_EQ(back.samples[i].value, record.samples[i].value);
+    }
+    EXPECT_EQ(back.points[0].stop_reason, ab::StopReason::kSettled);
+    EXPECT_EQ(back.arms.size(), record.arms.size());
+    EXPECT_EQ(back.experiment.stats.max_rounds, record.experiment.stats.max_rounds);
+  }
+}
+
+// The committed runs: samples, arms, points and environment read; the analysis does not.
+ab::RunRecord committed(const std::string& path) {
+  return read_results_json(std::filesystem::path(MLALAB_SOURCE_DIR) / path);
+}
+
 TEST(ResultsJson, ReadsTheCommittedSchema1Results) {
-  const ab::RunRecord record = read_results_json(
-      std::filesystem::path(MLALAB_SOURCE_DIR) /
-      "docs/results/2026-11-29-h200-final/ab/occupancy/results.json");
+  const ab::RunRecord record =
+      committed("docs/results/2026-11-29-h200-final/ab/occupancy/results.json");
   EXPECT_EQ(record.environment.backend, "cuda");
   EXPECT_EQ(record.environment.gpu, "NVIDIA H200");
   EXPECT_EQ(record.environment.sm_count, 132);
   EXPECT_TRUE(record.environment.cpu_model.empty()) << "schema 1 did not record the CPU";
   EXPECT_FALSE(record.environment.load_at_start.load_1min);
   EXPECT_EQ(record.arms.size(), 4u);
-  EXPECT_FALSE(record.samples.empty());
-  EXPECT_TRUE(record.analysis);
+  EXPECT_EQ(record.points.size(), 9u);
+  EXPECT_EQ(record.points[0].stop_reason, ab::StopReason::kSettled);  // "precision_reached"
+  ASSERT_EQ(record.samples.size(), 360u);
+  EXPECT_EQ(record.samples[0].value, 31504.20667008404);
+  EXPECT_FALSE(record.analysis) << "the analysis of the earlier statistics is not read";
+}
+
+TEST(ResultsJson, ReadsTheCommittedSchema2Results) {
+  const ab::RunRecord kernels =
+      committed("docs/results/2026-12-01-h200-issue7/ab/occupancy-20261201T015319Z/results.json");
+  EXPECT_EQ(kernels.environment.gpu, "NVIDIA H200");
+  EXPECT_EQ(kernels.environment.cpu_model, "Intel(R) Xeon(R) Processor");
+  EXPECT_EQ(kernels.arms.size(), 4u);
+  ASSERT_EQ(kernels.samples.size(), 360u);
+  EXPECT_EQ(kernels.samples[0].value, 52305.029279046);
+  EXPECT_EQ(kernels.experiment.stats.max_rounds, 60);
+  EXPECT_FALSE(kernels.analysis);
+
+  const ab::RunRecord commands =
+      committed("docs/results/2026-12-01-h200-issue7/cmd/cmd-gpu-20261201T015409Z/results.json");
+  EXPECT_EQ(commands.environment.backend, ab::kNoBackend);
+  ASSERT_EQ(commands.samples.size(), 18u);
+  EXPECT_EQ(commands.samples[0].value, 100.0);
+  EXPECT_FALSE(commands.analysis);
+  // Written again, it is a file of this schema without an analysis.
+  const auto json = nlohmann::json::parse(written(commands));
+  EXPECT_EQ(json["schema"], std::string(kResultsSchema));
+  EXPECT_TRUE(json["analysis"].is_null());
+  EXPECT_EQ(json["samples"].size(), 18u);
 }
 
 }  // namespace

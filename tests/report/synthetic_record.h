@@ -21,6 +21,11 @@ inline const std::vector<int> kSplits = {8, 4, 2, 1};
 constexpr int kRounds = 20;
 constexpr double kSpread = 0.01;       // ±1 % per-sample wiggle
 constexpr double kNoisySpread = 0.08;  // the "4 stages" arm: too noisy to decide in 20 rounds
+// At C4 (index 1) the A/A repeat A′ drifts upwards, from +0 % in the first round to +10 % in
+// the last, as a neighbour that slowed A alone would: the A/A check fails there, and every
+// verdict at C4 is WITHHELD.
+constexpr std::size_t kDriftingPoint = 1;
+constexpr double kRepeatDriftPct = 10;
 
 struct SimulatedArm {
   std::string name;
@@ -31,13 +36,18 @@ struct SimulatedArm {
   bool valid = true;
 };
 
+// With the A/A check failing at C4 (kDriftingPoint), each variant's verdicts are those of C1,
+// C16 and C64, against the threshold T = 2 %:
 inline std::vector<SimulatedArm> simulated_variants() {
   return {
-      {"8 warps", "h16_t16_w8_s2", 20.0, {-14, -10, -7, -5}},     // REJECTED everywhere
-      {"3 stages", "h16_t16_w4_s3", 5.0, {8, 6, 0, -7}},          // MIXED
-      {"same code", "h16_t16_w4_s2", std::nullopt, {0, 0, 0, 0}},  // INCONCLUSIVE
-      {"4 stages", "h16_t16_w4_s4", 3.0, {3, 3, 3, 3}, kNoisySpread},  // AMBIGUOUS
+      {"8 warps", "h16_t16_w8_s2", 20.0, {-14, -10, -7, -5}},     // REJECTED: SLOWER at all 3
+      {"3 stages", "h16_t16_w4_s3", 5.0, {8, 6, 0, -7}},          // MIXED: FASTER, WITHIN, SLOWER
+      {"same code", "h16_t16_w4_s2", std::nullopt, {0, 0, 0, 0}},  // INCONCLUSIVE: WITHIN
+      {"4 stages", "h16_t16_w4_s4", 3.0, {3, 3, 3, 3}, kNoisySpread},  // INCONCLUSIVE: AMBIGUOUS
       {"broken", "h64_t64_w8_s4", 10.0, {}, kSpread, false},          // INVALID
+      // ACCEPTED: FASTER at C1; at C16 −1 %, inside ±2 % but real: SMALL_CHANGE; at C64
+      // −2.2 %, an interval across −2 % that excludes 0: AMBIGUOUS.
+      {"32 heads", "h32_t16_w4_s2", 4.0, {4, 0, -1, -2.2}},
   };
 }
 
@@ -126,13 +136,16 @@ inline ab::SweepSamples sweep_of(const ab::RunRecord& record) {
   return sweep;
 }
 
-inline ab::Settings fast_settings() {
+// Looks after 10 and 20 rounds, so that the 20 rounds run are the last look, where most of α
+// is spent; the rest are the defaults (T = 2 %, α = 0.05, Holm over each variant's points).
+inline ab::Settings two_look_settings() {
   ab::Settings settings;
-  settings.resamples = 500;  // plenty for the verdicts here, and fast
+  settings.min_rounds = 10;
+  settings.max_rounds = kRounds;
   return settings;
 }
 
-// The whole record: 4 points × 20 rounds × (A, A′, 4 valid variants), one INVALID variant,
+// The whole record: 4 points × 20 rounds × (A, A′, 5 valid variants), one INVALID variant,
 // two throttled samples (excluded), analysed.
 inline ab::RunRecord synthetic_record(std::vector<double> baseline_level = kBaselineLevel) {
   ab::RunRecord record;
@@ -146,7 +159,7 @@ inline ab::RunRecord synthetic_record(std::vector<double> baseline_level = kBase
     experiment.variants.push_back(kernel_arm(variant.name, variant.variant, variant.prediction_pct));
   }
   experiment.sweep.concurrency = kConcurrency;
-  experiment.stats = fast_settings();
+  experiment.stats = two_look_settings();
   experiment.source_path = "experiments/warps_and_stages.toml";
   experiment.source_text = kSourceText;
 
@@ -194,6 +207,9 @@ inline ab::RunRecord synthetic_record(std::vector<double> baseline_level = kBase
         const ab::ArmRecord& arm = record.arms[a];
         double effect = 0;
         double spread = kSpread;
+        if (arm.role == ab::ArmRole::kBaselineRepeat && p == kDriftingPoint) {
+          effect = kRepeatDriftPct * round / (kRounds - 1);
+        }
         if (arm.role == ab::ArmRole::kVariant) {
           const SimulatedArm& simulated = variants[a - 2];
           if (!simulated.valid) continue;  // never timed
@@ -213,8 +229,9 @@ inline ab::RunRecord synthetic_record(std::vector<double> baseline_level = kBase
       }
     }
   }
-  // Two throttled samples, far too slow: the statistics must not see them.
-  for (const int index : {0, 40}) {  // C1: the baseline in round 0, "same code" in round 6
+  // Two throttled samples, far too slow: the statistics must not see them. Each round of a point
+  // holds 7 samples (A, A′ and the 5 valid variants, in arm order).
+  for (const int index : {0, 46}) {  // C1: the baseline in round 0, "same code" in round 6
     ab::Sample& sample = record.samples[static_cast<std::size_t>(index)];
     sample.throttled = true;
     sample.value *= 0.5;

@@ -30,21 +30,33 @@ TEST(ThroughputSvg, IsWellFormedWithOneLinePerMeasuredArm) {
   EXPECT_EQ(tag_balance_problem(svg), "");
   EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
   EXPECT_NE(svg.find("width=\"800\" height=\"500\""), std::string::npos);
-  // A, A′ and the four valid variants have samples; the INVALID arm has none.
-  EXPECT_EQ(count(svg, "<polyline"), 6);
+  // A, A′ and the five valid variants have samples; the INVALID arm has none.
+  EXPECT_EQ(count(svg, "<polyline"), 7);
   for (const char* arm : {"baseline", "baseline (A′)", "8 warps", "3 stages", "same code",
-                          "4 stages"}) {
+                          "4 stages", "32 heads"}) {
     EXPECT_NE(svg.find(std::string("data-arm=\"") + arm + "\""), std::string::npos) << arm;
   }
   EXPECT_EQ(count(svg, "stroke-dasharray"), 2);  // A′'s line and its legend sample
   // Bands: the baseline's and each valid variant's, as one polygon per arm here.
-  EXPECT_EQ(count(svg, "<polygon class=\"band\""), 5);
+  EXPECT_EQ(count(svg, "<polygon class=\"band\""), 6);
   // Legend, title, axes.
   EXPECT_NE(svg.find("broken (INVALID)"), std::string::npos);
   EXPECT_NE(svg.find("warps_and_stages: throughput against concurrency"), std::string::npos);
   EXPECT_NE(svg.find("concurrency (requests per batch), log scale"), std::string::npos);
   EXPECT_NE(svg.find("throughput (sequences/s, log scale)"), std::string::npos);
   EXPECT_NE(svg.find(">64</text>"), std::string::npos);
+}
+
+// Where the A/A check failed, A′'s dashed line strays from A's; the legend says what it cost.
+TEST(ThroughputSvg, LegendNamesThePointsWhereTheAaCheckFailed) {
+  const std::string note = "A/A check FLAGGED at C4: verdicts withheld there.";
+  std::string legend;
+  const std::string svg = svg_of(testing::synthetic_record());
+  for (const testing::Element& line : testing::elements(svg, "text")) legend += line.text + " ";
+  EXPECT_NE(legend.find(note), std::string::npos) << legend;
+  ab::RunRecord record = testing::synthetic_record();
+  for (ab::PointNoise& noise : record.analysis->noise) noise.flagged = false;
+  EXPECT_EQ(svg_of(record).find("FLAGGED"), std::string::npos);
 }
 
 TEST(ThroughputSvg, EscapesNamesAndSurvivesAnEmptyRecord) {
@@ -77,7 +89,7 @@ TEST(ThroughputSvg, OnePointAndLinearScales) {
   EXPECT_EQ(tag_balance_problem(single), "");
   EXPECT_EQ(single.find("nan"), std::string::npos);
   EXPECT_EQ(single.find("inf"), std::string::npos);
-  EXPECT_EQ(count(single, "<rect class=\"band\""), 5);  // a lone point's band is a bar
+  EXPECT_EQ(count(single, "<rect class=\"band\""), 6);  // a lone point's band is a bar
 }
 
 // The medians the plot draws: every arm's at every point, over its non-throttled samples.
