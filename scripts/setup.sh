@@ -7,7 +7,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 packages=(cmake ninja-build g++ libgtest-dev libcli11-dev nlohmann-json3-dev libfmt-dev
-          libtomlplusplus-dev libssl-dev ccache)
+          libtomlplusplus-dev libssl-dev ccache libboost-math-dev)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -44,7 +44,7 @@ constexpr int kMaxCpuThreads = 4096;
 constexpr int kMaxLaunchesPerSample = 100000;
 constexpr double kMaxAlpha = 0.5;  // above it a test calls noise a change more often than not
 constexpr double kMaxMinEffectPct = 100.0;
-constexpr int kMaxResamplesOrRounds = 1000000;
+constexpr int kMaxRounds = 1000000;
 constexpr double kMaxTimeBudgetS = 7 * 24 * 3600.0;
 constexpr double kMaxTimeoutS = 24 * 3600.0;
 constexpr double kMaxSigma = 4.0;  // beyond it nearly every length is clamped to min or max
@@ -63,7 +63,7 @@ const std::vector<std::string_view> kLogNormalKeys = {"distribution", "median", 
 const std::vector<std::string_view> kMeasureKeys = {"launches_per_sample", "max_minutes",
                                                     "throttle_fraction"};
 const std::vector<std::string_view> kDecisionKeys = {
-    "min_effect_pct", "alpha", "resamples", "min_rounds", "max_rounds",
+    "min_effect_pct", "alpha", "min_rounds", "max_rounds",
     "time_budget_s",  "seed",  "correction", "family"};
 const std::vector<std::string_view> kKnobKeys = {"block_h", "block_t", "warps", "stages"};
 const std::vector<std::string_view> kKernelArmKeys = {"variant", "block_h", "block_t", "warps",
@@ -251,7 +251,6 @@ class Parser {
       settle_command_backend(top, experiment);
     }
     check_arms_differ(experiment);
-    check_resamples(experiment);
     if (experiment.backend == "cuda") check_feasibility(experiment);
     return experiment;
   }
@@ -587,6 +586,11 @@ class Parser {
     const auto scope = get_table(top, "decision", "[decision] with alpha, min_effect_pct etc.");
     if (!scope) return settings;
     decision_scope_ = *scope;
+    if (const toml::node* resamples = scope->table->get("resamples")) {
+      fail(line_of(*resamples), scope->field("resamples"),
+           "resamples is no longer used: intervals and tests come from Student's t on the "
+           "trimmed mean of paired log ratios, with nothing resampled; remove the key");
+    }
     check_keys(*scope, kDecisionKeys);
     if (const auto v = get_number_in(*scope, "min_effect_pct", 0, false, kMaxMinEffectPct, true)) {
       settings.min_effect_pct = v->value;
@@ -596,13 +600,10 @@ class Parser {
                                      "not")) {
       settings.alpha = v->value;
     }
-    if (const auto v = get_int(*scope, "resamples", 1, kMaxResamplesOrRounds)) {
-      settings.resamples = v->value;
-    }
-    if (const auto v = get_int(*scope, "min_rounds", kMinResampledRounds, kMaxResamplesOrRounds)) {
+    if (const auto v = get_int(*scope, "min_rounds", kMinRounds, kMaxRounds)) {
       settings.min_rounds = v->value;
     }
-    if (const auto v = get_int(*scope, "max_rounds", 1, kMaxResamplesOrRounds)) {
+    if (const auto v = get_int(*scope, "max_rounds", 1, kMaxRounds)) {
       settings.max_rounds = v->value;
     }
     if (const auto v = get_number_in(*scope, "time_budget_s", 0, true, kMaxTimeBudgetS, false)) {
@@ -670,7 +671,6 @@ class Parser {
                                                     std::string_view key) {
     if (key == "min_effect_pct") return number_text(settings.min_effect_pct);
     if (key == "alpha") return number_text(settings.alpha);
-    if (key == "resamples") return std::to_string(settings.resamples);
     if (key == "min_rounds") return std::to_string(settings.min_rounds);
     if (key == "max_rounds") return std::to_string(settings.max_rounds);
     if (key == "time_budget_s") return number_text(settings.time_budget_s);
@@ -1103,32 +1103,6 @@ class Parser {
            "which run as shell commands: remove the key");
     }
     experiment.backend = kNoBackend;
-  }
-
-  // The bootstrap p-value is at least 2 / (B + 1). If that cannot pass the strictest level the
-  // correction applies, no point can ever be called FASTER or SLOWER: refuse rather than run
-  // an experiment that cannot conclude.
-  void check_resamples(const Experiment& experiment) const {
-    const Settings& settings = experiment.stats;
-    const int points = static_cast<int>(experiment.sweep.concurrency.size());
-    const int variants = static_cast<int>(experiment.variants.size());
-    const int family = settings.family == CorrectionFamily::kEachVariant ? points
-                                                                         : points * variants;
-    // Holm's strictest level is α / m; Benjamini-Hochberg rejects everything once every
-    // p-value is ≤ α, so it needs only 2 / (B + 1) ≤ α.
-    const int tests = settings.correction == Correction::kHolm ? family : 1;
-    const int needed = min_resamples_for(tests, settings.alpha);
-    if (settings.resamples >= needed) return;
-    const toml::node* node =
-        decision_scope_ ? decision_scope_->table->get("resamples") : nullptr;
-    fail(node ? line_of(*node) : (decision_scope_ ? decision_scope_->line : 0),
-         "decision.resamples",
-         fmt::format("{} resamples are too few: the smallest bootstrap p-value, 2 / ({} + 1) = "
-                     "{:.3g}, could never pass {} at alpha {} over {} tests, so no point could "
-                     "ever be called FASTER or SLOWER; use resamples ≥ {}",
-                     settings.resamples, settings.resamples, 2.0 / (settings.resamples + 1),
-                     settings.correction == Correction::kHolm ? "Holm" : "Benjamini-Hochberg",
-                     number_text(settings.alpha), family, needed));
   }
 
   void check_feasibility(const Experiment& experiment) const {

@@ -35,14 +35,13 @@
 //   [decision]                      optional table, every key optional: the ab::Settings fields
 //   min_effect_pct = 2.0            [0, 100)
 //   alpha          = 0.05           (0, 0.5]
-//   resamples      = 2000           [1, 1000000], and enough for the correction to be able to
-//                                   call anything at all (see min_resamples_for)
-//   min_rounds     = 10             [2, 1000000]
-//   max_rounds     = 100            [min_rounds, 1000000]
+//   min_rounds     = 10             [3, 1000000]: the first look
+//   max_rounds     = 150            [min_rounds, 1000000]: the last look
 //   time_budget_s  = 600            (0, 604800]: per sweep point
 //   seed           = 1              [0, 2^63)
 //   correction     = "holm"         "holm" | "bh"
 //   family         = "each_variant" "each_variant" | "whole_sweep"
+//   (resamples, a setting of the earlier bootstrap statistics, is refused with that reason)
 //
 //   [baseline]                      required: one arm (below); its name defaults to "baseline"
 //   [[variant]]                     required, at least one: one arm each, name required

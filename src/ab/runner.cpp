@@ -15,6 +15,7 @@
 
 #include "ab/arms.h"
 #include "ab/environment.h"
+#include "ab/plan.h"
 #include "ab/sha256.h"
 #include "bench/bench_runner.h"
 #include "bench/device_info.h"
@@ -165,6 +166,8 @@ class Run {
   // INVALID: they cannot be judged, and a verdict without them would hide it.
   void invalidate_unsampled(std::size_t index,
                             std::vector<std::unique_ptr<PreparedArm>>& prepared);
+  // The plan of the point at its first look (plan.h), on the progress stream.
+  void note_plan(std::size_t index, const std::string& label);
   // Why a point ended on its time budget, after `rounds` rounds.
   std::string budget_text(int rounds, double allotment_s) const;
   // A kernel arm's harness error: the run's error when the CUDA context is gone, else nullopt.
@@ -344,13 +347,15 @@ StopDecision Run::decide(std::size_t index, double elapsed_s) const {
   const int concurrency = record_.points[index].concurrency;
   for (std::size_t p = 0; p < sweep.points.size(); ++p) {
     if (sweep.points[p].concurrency != concurrency) continue;
-    PointState state = point_state(sweep, p, elapsed_s, experiment_.stats);
-    state.rounds = std::max(state.rounds, record_.points[index].rounds);
-    return rule_.decide(state);
+    // The sweep's arms span the point's rounds (sweep_samples), so the state's round count
+    // and its looks are the point's.
+    return rule_.decide(point_state(sweep, p, elapsed_s, experiment_.stats));
   }
   // No sample at all yet (every one failed): the rule still sees the rounds and the time.
-  return rule_.decide(PointState{
-      .rounds = record_.points[index].rounds, .elapsed_s = elapsed_s, .comparisons = {}});
+  return rule_.decide(PointState{.rounds = record_.points[index].rounds,
+                                 .elapsed_s = elapsed_s,
+                                 .at_look = false,
+                                 .comparisons = {}});
 }
 
 double Run::eta_s(std::size_t index, int rounds, double point_elapsed_s, double rounds_elapsed_s,
@@ -511,6 +516,9 @@ PointEnd Run::measure_point(std::size_t index, double allotment_s) {
     const double round_s = seconds_since(round_start);
     StopDecision decision = decide(index, rounds_elapsed_s);
     if (decision.stop()) return stop_point(decision.reason, std::move(decision.text));
+    // Not settled at the first look: say what the point can detect, and what the expected
+    // change would need, while there is time to stop and change the settings.
+    if (point.rounds == experiment_.stats.min_rounds) note_plan(index, label);
     // A round that would end past the point's share is not begun: a whole round keeps the
     // arms paired, and the run's later points keep their shares. (A round that outgrows its
     // predecessor is still ended between two samples, by run_round.)
@@ -523,6 +531,15 @@ PointEnd Run::measure_point(std::size_t index, double allotment_s) {
         std::count_if(prepared.begin(), prepared.end(), [](const auto& arm) { return !!arm; }),
         format_duration(eta_s(index, point.rounds, point_elapsed_s, rounds_elapsed_s,
                               allotment_s))));
+  }
+}
+
+void Run::note_plan(std::size_t index, const std::string& label) {
+  const int concurrency = record_.points[index].concurrency;
+  std::vector<PointPlan> plans = plan_sweep(record_, experiment_);
+  std::erase_if(plans, [&](const PointPlan& plan) { return plan.concurrency != concurrency; });
+  for (const std::string& line : plan_lines(plans, experiment_)) {
+    progress_.note(fmt::format("{} plan: {}", label, line));
   }
 }
 
@@ -665,10 +682,10 @@ RunOutcome Run::run() {
       case PointEnd::kStopped:
         ++finished_points_;
         finished_rounds_ += point.rounds;
-        progress_.note(fmt::format("{} done: {} ({}), {} throttled samples",
+        // The stop text says why in full ("settled at the look after 20 rounds: ...").
+        progress_.note(fmt::format("{} done: {}; {} throttled samples",
                                    point_label(index, count, point.concurrency),
-                                   to_string(point.stop_reason), point.stop_text,
-                                   point.throttled_samples));
+                                   point.stop_text, point.throttled_samples));
         checkpoint(index + 1);
         break;
       case PointEnd::kInterrupted:
@@ -740,7 +757,10 @@ RunOutcome run_experiment(const Experiment& experiment, const RunOptions& option
   } catch (const std::invalid_argument& error) {
     throw RunSetupError(error.what());
   }
-  const PrecisionStoppingRule rule(experiment.stats);
+  const SequentialStoppingRule rule(
+      experiment.stats,
+      family_size(experiment.stats, static_cast<int>(experiment.sweep.concurrency.size()),
+                  static_cast<int>(experiment.variants.size())));
   return run_experiment(experiment, options, rule);
 }
 
@@ -790,6 +810,14 @@ std::vector<std::string> conclusion_lines(const RunRecord& record) {
     }
     if (!result->slower_at.empty()) {
       where.push_back(fmt::format("slower at C={}", fmt::join(result->slower_at, ", ")));
+    }
+    std::vector<int> withheld;
+    for (const PointResult& point : result->points) {
+      if (point.judgement.verdict == PointVerdict::kWithheld) withheld.push_back(point.concurrency);
+    }
+    if (!withheld.empty()) {
+      where.push_back(fmt::format("withheld at C={}: the A/A check failed there",
+                                  fmt::join(withheld, ", ")));
     }
     if (!where.empty()) line += fmt::format(" ({})", fmt::join(where, "; "));
     lines.push_back(std::move(line));

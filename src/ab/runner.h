@@ -18,8 +18,8 @@
 //      throttle_fraction × the run's peak reading is flagged throttled and excluded from the
 //      statistics. Flags are judged against the peak so far while running, and judged again
 //      against the run's final peak whenever the record is analysed;
-//   4. after each round the stopping rule decides on the point's PointState (verdict.h: the
-//      bootstrap of every comparison, a few ms at 100 rounds, less than a clock read); the
+//   4. after each round the stopping rule decides on the point's PointState (verdict.h: at
+//      the looks of the schedule, every comparison over its looks, microseconds); the
 //      point also stops when another round, as long as the last, would overrun its share of
 //      the run's budget: min(time_budget_s, time left / points left), counted from the
 //      point's start (its reference checks included), so that every point gets its share and
@@ -57,7 +57,7 @@ namespace mlalab::ab {
 struct Overrides {
   std::optional<std::string> backend{};   // "cuda" or "cpu"
   std::optional<double> max_minutes{};
-  std::optional<std::uint64_t> seed{};    // of the order shuffles and the bootstrap
+  std::optional<std::uint64_t> seed{};    // of the arms' order in each round
 };
 
 // The experiment with the overrides applied. Throws std::invalid_argument for a backend other
@@ -106,7 +106,7 @@ class RunSetupError : public std::runtime_error {
 // outcome.
 RunOutcome run_experiment(const Experiment& experiment, const RunOptions& options,
                           const StoppingRule& rule);
-// The same with the default rule, PrecisionStoppingRule(experiment.stats).
+// The same with the default rule, SequentialStoppingRule over the experiment's family size.
 RunOutcome run_experiment(const Experiment& experiment, const RunOptions& options);
 
 // Exit statuses of `mlalab ab`, first match wins: a script must be able to tell a finished

@@ -1,11 +1,12 @@
 #include "ab/stats.h"
 
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/distributions/students_t.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <random>
 #include <stdexcept>
 
 #include "bench/median.h"  // header-only and CUDA-free, like this module
@@ -22,110 +23,44 @@ double to_throughput(double sample, Direction direction) {
   return direction == Direction::kHigherIsBetter ? sample : 1.0 / sample;
 }
 
-double change_pct(double treatment_median, double control_median) {
-  return (treatment_median / control_median - 1.0) * kPercent;
+double percent_of_log(double log_change) { return std::expm1(log_change) * kPercent; }
+
+// P(T > t) for Student's t with df degrees of freedom.
+double t_upper_tail(double t, int df) {
+  if (std::isinf(t)) return t > 0 ? 0.0 : 1.0;
+  return boost::math::cdf(boost::math::complement(boost::math::students_t(df), t));
 }
 
-// Uniform round indices for the resamples. Each 64-bit draw of the generator gives two 32-bit
-// words, and each word becomes an index in [0, n) by Lemire's multiply-and-shift with
-// rejection: exactly uniform, no division on the common path, and unlike
-// std::uniform_int_distribution the same mapping on every standard library.
-class IndexDrawer {
- public:
-  explicit IndexDrawer(std::seed_seq& seed) : generator_(seed) {}
-
-  std::uint32_t operator()(std::uint32_t n) {
-    std::uint64_t product = std::uint64_t{next_word()} * n;
-    auto low = static_cast<std::uint32_t>(product);
-    if (low < n) {
-      // The words whose low product part falls below 2^32 mod n would make small indices
-      // likelier; draw again for them.
-      const std::uint32_t rejected_below = static_cast<std::uint32_t>(-n) % n;
-      while (low < rejected_below) {
-        product = std::uint64_t{next_word()} * n;
-        low = static_cast<std::uint32_t>(product);
-      }
-    }
-    return static_cast<std::uint32_t>(product >> 32);
-  }
-
- private:
-  std::uint32_t next_word() {
-    if (!spare_) {
-      const std::uint64_t draw = generator_();
-      spare_ = static_cast<std::uint32_t>(draw >> 32);
-      return static_cast<std::uint32_t>(draw);
-    }
-    const std::uint32_t word = *spare_;
-    spare_.reset();
-    return word;
-  }
-
-  std::mt19937_64 generator_;
-  std::optional<std::uint32_t> spare_;
-};
-
-// One arm's throughputs ordered once, so that the median of each resample is found by walking
-// this order with the resample's multiplicities: O(n) per resample, with no copy and no sort.
-class ResampledMedian {
- public:
-  explicit ResampledMedian(const std::vector<double>& values)
-      : values_(values), order_(values.size()) {
-    std::iota(order_.begin(), order_.end(), 0);
-    std::stable_sort(order_.begin(), order_.end(),
-                     [&](std::size_t a, std::size_t b) { return values_[a] < values_[b]; });
-  }
-
-  // The median of the resample that holds round i counts[i] times (counts sum to n).
-  double operator()(const std::vector<int>& counts) const {
-    const int n = static_cast<int>(values_.size());
-    // The median is the mean of the order statistics of these ranks (0-based; equal for odd n).
-    const int lower_rank = (n - 1) / 2;
-    const int upper_rank = n / 2;
-    int seen = 0;
-    std::optional<double> lower;
-    for (const std::size_t round : order_) {
-      seen += counts[round];
-      if (!lower && seen > lower_rank) lower = values_[round];
-      if (seen > upper_rank) return (*lower + values_[round]) / 2;
-    }
-    throw std::logic_error("resample counts do not sum to the number of rounds");
-  }
-
- private:
-  const std::vector<double>& values_;
-  std::vector<std::size_t> order_;
-};
+// The Lan-DeMets O'Brien-Fleming-type spending function at information fraction t ∈ (0, 1].
+double spent_alpha(double t, double alpha) {
+  const double z = normal_upper_quantile(alpha / 2);
+  return 2 * boost::math::cdf(boost::math::complement(boost::math::normal(), z / std::sqrt(t)));
+}
 
 }  // namespace
 
 void validate(const Settings& settings) {
   auto fail = [](const std::string& what) { throw std::invalid_argument("ab settings: " + what); };
-  if (!(settings.min_effect_pct >= 0)) fail("min_effect_pct must be ≥ 0");
-  if (!(settings.alpha > 0 && settings.alpha < 1)) fail("alpha must lie in (0, 1)");
-  if (settings.resamples < 1) fail("resamples must be ≥ 1");
-  if (settings.min_rounds < kMinResampledRounds) {
-    fail(fmt::format("min_rounds must be ≥ {}", kMinResampledRounds));
+  if (!(settings.min_effect_pct >= 0 && settings.min_effect_pct < kPercent)) {
+    fail("min_effect_pct must lie in [0, 100)");
   }
+  if (!(settings.alpha > 0 && settings.alpha < 1)) fail("alpha must lie in (0, 1)");
+  if (settings.min_rounds < kMinRounds) fail(fmt::format("min_rounds must be ≥ {}", kMinRounds));
   if (settings.max_rounds < settings.min_rounds) fail("max_rounds must be ≥ min_rounds");
   if (!(settings.time_budget_s > 0)) fail("time_budget_s must be > 0");
 }
 
-int min_resamples_for(int tests, double alpha) {
-  // 2 / (B + 1) ≤ α / m  ⇔  B ≥ 2m / α − 1.
-  return static_cast<int>(std::ceil(2.0 * tests / alpha - 1.0));
-}
-
-PairedRounds pair_rounds(const RoundSamples& treatment, const RoundSamples& control,
-                         Direction direction) {
-  PairedRounds paired;
+std::vector<std::optional<double>> paired_log_ratios(const RoundSamples& treatment,
+                                                     const RoundSamples& control,
+                                                     Direction direction) {
   const std::size_t rounds = std::min(treatment.size(), control.size());
+  std::vector<std::optional<double>> ratios(rounds);
   for (std::size_t round = 0; round < rounds; ++round) {
     if (!treatment[round] || !control[round]) continue;
-    paired.treatment.push_back(to_throughput(*treatment[round], direction));
-    paired.control.push_back(to_throughput(*control[round], direction));
+    ratios[round] = std::log(to_throughput(*treatment[round], direction) /
+                             to_throughput(*control[round], direction));
   }
-  return paired;
+  return ratios;
 }
 
 double median_of(const RoundSamples& samples) {
@@ -137,71 +72,136 @@ double median_of(const RoundSamples& samples) {
   return bench::median(std::move(present));
 }
 
-BootstrapDistribution::BootstrapDistribution(std::vector<double> replicates_pct)
-    : sorted_pct_(std::move(replicates_pct)) {
-  std::sort(sorted_pct_.begin(), sorted_pct_.end());
-}
-
-double BootstrapDistribution::quantile(double probability) const {
-  if (sorted_pct_.empty()) {
-    return probability < 0.5 ? -std::numeric_limits<double>::infinity()
-                             : std::numeric_limits<double>::infinity();
+LogChange trimmed_log_change(std::span<const double> log_ratios, double trim) {
+  LogChange change;
+  const int n = static_cast<int>(log_ratios.size());
+  change.rounds = n;
+  if (n == 0) return change;
+  std::vector<double> sorted(log_ratios.begin(), log_ratios.end());
+  std::sort(sorted.begin(), sorted.end());
+  const int g = static_cast<int>(std::floor(trim * n));
+  const int kept = n - 2 * g;
+  change.estimate = std::accumulate(sorted.begin() + g, sorted.end() - g, 0.0) / kept;
+  if (kept < 2) return change;
+  // The winsorized sample: each trimmed value replaced by the nearest kept one.
+  double winsorized_sum = 0;
+  double winsorized_squares = 0;
+  for (int i = 0; i < n; ++i) {
+    const double value = sorted[std::clamp(i, g, n - g - 1)];
+    winsorized_sum += value;
+    winsorized_squares += value * value;
   }
-  const double position = probability * static_cast<double>(sorted_pct_.size() - 1);
-  const auto below = static_cast<std::size_t>(std::floor(position));
-  const std::size_t above = std::min(below + 1, sorted_pct_.size() - 1);
-  const double fraction = position - static_cast<double>(below);
-  return sorted_pct_[below] + fraction * (sorted_pct_[above] - sorted_pct_[below]);
+  const double mean = winsorized_sum / n;
+  const double variance = std::max(0.0, (winsorized_squares - n * mean * mean) / (n - 1));
+  change.standard_error = std::sqrt(variance) / ((1 - 2 * trim) * std::sqrt(n));
+  change.degrees_of_freedom = kept - 1;
+  return change;
 }
 
-double BootstrapDistribution::p_exceeds(double threshold_pct) const {
-  const auto at_most =
-      std::upper_bound(sorted_pct_.begin(), sorted_pct_.end(), threshold_pct) - sorted_pct_.begin();
-  return static_cast<double>(at_most + 1) / static_cast<double>(sorted_pct_.size() + 1);
+Change change_of(const LogChange& log_change, double alpha) {
+  Change change{.paired_rounds = log_change.rounds,
+                .change_pct = log_change.rounds > 0 ? percent_of_log(log_change.estimate)
+                                                    : std::numeric_limits<double>::quiet_NaN(),
+                .interval_pct = {},
+                .standard_error_log = log_change.standard_error,
+                .degrees_of_freedom = log_change.degrees_of_freedom};
+  if (!log_change.testable()) return change;
+  const double half_width = student_t_upper_quantile(alpha / 2, log_change.degrees_of_freedom) *
+                            log_change.standard_error;
+  change.interval_pct = {.lower = percent_of_log(log_change.estimate - half_width),
+                         .upper = percent_of_log(log_change.estimate + half_width)};
+  return change;
 }
 
-double BootstrapDistribution::p_falls_below(double threshold_pct) const {
-  const auto at_least =
-      sorted_pct_.end() - std::lower_bound(sorted_pct_.begin(), sorted_pct_.end(), threshold_pct);
-  return static_cast<double>(at_least + 1) / static_cast<double>(sorted_pct_.size() + 1);
+LogThresholds log_thresholds(double threshold_pct) {
+  const double fraction = threshold_pct / kPercent;
+  return {.up = std::log1p(fraction),
+          .down = fraction < 1 ? std::log1p(-fraction)
+                               : -std::numeric_limits<double>::infinity()};
 }
 
-double BootstrapDistribution::p_beyond(double threshold_pct) const {
-  const double one_sided = std::min(p_exceeds(threshold_pct), p_falls_below(-threshold_pct));
-  return std::min(1.0, 2 * one_sided);
+double p_beyond(const LogChange& change, double threshold_pct) {
+  if (!change.testable()) return 1.0;
+  const LogThresholds threshold = log_thresholds(threshold_pct);
+  const int df = change.degrees_of_freedom;
+  const double above = t_upper_tail((change.estimate - threshold.up) / change.standard_error, df);
+  const double below =
+      t_upper_tail((threshold.down - change.estimate) / change.standard_error, df);
+  return std::min(1.0, 2 * std::min(above, below));
 }
 
-ChangeEstimate estimate_change(const PairedRounds& rounds, const Settings& settings,
-                               std::span<const std::uint32_t> stream) {
-  ChangeEstimate estimate;
-  const int n = rounds.size();
-  estimate.change.paired_rounds = n;
-  if (n == 0) return estimate;
-  estimate.change.change_pct =
-      change_pct(bench::median(rounds.treatment), bench::median(rounds.control));
-  if (n < kMinResampledRounds) return estimate;
+double p_within(const LogChange& change, double threshold_pct) {
+  if (!change.testable()) return 1.0;
+  const LogThresholds threshold = log_thresholds(threshold_pct);
+  const int df = change.degrees_of_freedom;
+  // H0 "change ≥ +T" is refuted by an estimate far below it, H0 "change ≤ −T" by one far above.
+  const double not_above =
+      t_upper_tail((threshold.up - change.estimate) / change.standard_error, df);
+  const double not_below =
+      t_upper_tail((change.estimate - threshold.down) / change.standard_error, df);
+  return std::min(1.0, 2 * std::max(not_above, not_below));
+}
 
-  std::vector<std::uint32_t> seed_words = {static_cast<std::uint32_t>(settings.seed),
-                                           static_cast<std::uint32_t>(settings.seed >> 32)};
-  seed_words.insert(seed_words.end(), stream.begin(), stream.end());
-  std::seed_seq seed(seed_words.begin(), seed_words.end());
-  IndexDrawer draw_round(seed);
-
-  const ResampledMedian treatment_median(rounds.treatment);
-  const ResampledMedian control_median(rounds.control);
-  std::vector<int> counts(static_cast<std::size_t>(n));
-  std::vector<double> replicates(static_cast<std::size_t>(settings.resamples));
-  for (double& replicate : replicates) {
-    // One resample: n round indices with replacement. Both arms see the same rounds, which
-    // keeps each round's arms together (the paired, or block, bootstrap).
-    std::fill(counts.begin(), counts.end(), 0);
-    for (int draw = 0; draw < n; ++draw) ++counts[draw_round(static_cast<std::uint32_t>(n))];
-    replicate = change_pct(treatment_median(counts), control_median(counts));
+std::vector<int> look_round_counts(const Settings& settings) {
+  std::vector<int> rounds;
+  for (long long n = settings.min_rounds; n < settings.max_rounds; n *= 2) {
+    rounds.push_back(static_cast<int>(n));
   }
-  estimate.distribution = BootstrapDistribution(std::move(replicates));
-  estimate.change.interval_pct = {.lower = estimate.distribution.quantile(settings.alpha / 2),
-                                  .upper = estimate.distribution.quantile(1 - settings.alpha / 2)};
-  return estimate;
+  rounds.push_back(settings.max_rounds);
+  return rounds;
+}
+
+std::vector<Look> look_schedule(const Settings& settings) {
+  std::vector<Look> looks;
+  double spent_before = 0;
+  for (const int n : look_round_counts(settings)) {
+    const double spent =
+        spent_alpha(static_cast<double>(n) / settings.max_rounds, settings.alpha);
+    looks.push_back({.rounds = n, .alpha_share = (spent - spent_before) / settings.alpha});
+    spent_before = spent;
+  }
+  return looks;
+}
+
+double look_share(const std::vector<Look>& schedule, int rounds) {
+  for (const Look& look : schedule) {
+    if (rounds <= look.rounds) return rounds < schedule.front().rounds ? 0.0 : look.alpha_share;
+  }
+  return schedule.empty() ? 0.0 : schedule.back().alpha_share;
+}
+
+double adjusted_over_looks(std::span<const double> p_values, std::span<const double> shares) {
+  double adjusted = 1.0;
+  for (std::size_t j = 0; j < p_values.size() && j < shares.size(); ++j) {
+    if (shares[j] > 0) adjusted = std::min(adjusted, p_values[j] / shares[j]);
+  }
+  return adjusted;
+}
+
+double planning_level(const Settings& settings, int family_size) {
+  const std::vector<Look> schedule = look_schedule(settings);
+  return settings.alpha * schedule.back().alpha_share / std::max(1, family_size);
+}
+
+std::optional<double> rounds_to_resolve(double sd_log, double margin_log, double level) {
+  if (!(margin_log > 0) || !(sd_log > 0)) return std::nullopt;
+  const double z = normal_upper_quantile(level / 2) + normal_upper_quantile(1 - kPlanningPower);
+  return std::pow(z * sd_log / margin_log, 2);
+}
+
+std::optional<int> rounds_for_power(double sd_log, double effect_pct, double threshold_pct,
+                                    double level) {
+  const double effect = std::log1p(std::abs(effect_pct) / kPercent);
+  const auto rounds = rounds_to_resolve(sd_log, effect - log_thresholds(threshold_pct).up, level);
+  if (!rounds) return std::nullopt;
+  return static_cast<int>(std::ceil(*rounds));
+}
+
+double minimum_detectable_effect_pct(double sd_log, int rounds, double threshold_pct,
+                                     double level) {
+  if (rounds <= 0 || !(sd_log >= 0)) return std::numeric_limits<double>::infinity();
+  const double z = normal_upper_quantile(level / 2) + normal_upper_quantile(1 - kPlanningPower);
+  return percent_of_log(log_thresholds(threshold_pct).up + z * sd_log / std::sqrt(rounds));
 }
 
 std::vector<double> adjust_p_values(std::span<const double> p_values, Correction correction) {
@@ -240,9 +240,10 @@ std::string correction_method_note(const Settings& settings) {
                                  ? "the sweep points of each variant"
                                  : "every (variant, sweep point) pair of the sweep";
   const std::string test = fmt::format(
-      "Each point's p-value is a paired bootstrap test (B = {}) of \"|change| <= max(A/A band, "
-      "{:g} %)\", the same threshold the verdict uses.",
-      settings.resamples, settings.min_effect_pct);
+      "Each point's p-value tests \"|change| <= {:g} %\" (Student's t on the trimmed mean of "
+      "paired log ratios) at each of its looks, adjusted for the looks: the smallest of "
+      "p / (the look's share of alpha).",
+      settings.min_effect_pct);
   if (settings.correction == Correction::kHolm) {
     return fmt::format(
         "Holm step-down correction over {}: the chance of even one false FASTER or SLOWER point "
@@ -265,21 +266,16 @@ double normal_upper_quantile(double upper_tail) {
   if (!(upper_tail > 0 && upper_tail < 1)) {
     throw std::invalid_argument("normal_upper_quantile: upper_tail must lie in (0, 1)");
   }
-  // Bisection on P(Z > z) = erfc(z / √2) / 2, which falls monotonically in z: slower than a
-  // rational approximation but with no table of coefficients, and it runs once per verdict.
-  constexpr double kBound = 40;   // P(Z > 40) underflows a double: the root lies inside
-  constexpr int kHalvings = 200;  // far more than the 52 bits of a double need
-  double low = -kBound;
-  double high = kBound;
-  for (int step = 0; step < kHalvings && high - low > 0; ++step) {
-    const double middle = (low + high) / 2;
-    if (std::erfc(middle / std::sqrt(2.0)) / 2 > upper_tail) {
-      low = middle;
-    } else {
-      high = middle;
-    }
+  return boost::math::quantile(boost::math::complement(boost::math::normal(), upper_tail));
+}
+
+double student_t_upper_quantile(double upper_tail, int degrees_of_freedom) {
+  if (!(upper_tail > 0 && upper_tail < 1) || degrees_of_freedom < 1) {
+    throw std::invalid_argument(
+        "student_t_upper_quantile: upper_tail must lie in (0, 1), degrees of freedom ≥ 1");
   }
-  return (low + high) / 2;
+  return boost::math::quantile(
+      boost::math::complement(boost::math::students_t(degrees_of_freedom), upper_tail));
 }
 
 }  // namespace mlalab::ab

@@ -1,6 +1,7 @@
 #include "ab/verdict.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -12,24 +13,8 @@ namespace mlalab::ab {
 namespace {
 
 constexpr double kPercent = 100.0;
-// Past this many rounds an estimate is no longer advice: more_rounds says "no finite number".
+// Past this many rounds an estimate is no longer advice: rounds_to_settle says "no number".
 constexpr double kMostRoundsWorthEstimating = 1e6;
-// Bootstrap streams: the A/A comparison is stream 0 of its point, variant v is stream v + 1.
-constexpr std::uint32_t kAaStream = 0;
-
-std::uint32_t variant_stream(std::size_t variant) {
-  return static_cast<std::uint32_t>(variant + 1);
-}
-
-// The treatment's change against arm A at one point, with the stream keyed by the point's
-// concurrency and the comparison, so that analyze_sweep and point_state agree.
-ChangeEstimate estimate_against_baseline(const SweepSamples& sweep, const PointSamples& point,
-                                         std::uint32_t stream, const Settings& settings) {
-  const RoundSamples& treatment =
-      stream == kAaStream ? point.baseline_repeat : point.variants[stream - 1];
-  const std::array<std::uint32_t, 2> key = {static_cast<std::uint32_t>(point.concurrency), stream};
-  return estimate_change(pair_rounds(treatment, point.baseline, sweep.direction), settings, key);
-}
 
 void check_arm(const RoundSamples& samples, int concurrency, std::string_view arm) {
   for (std::size_t round = 0; round < samples.size(); ++round) {
@@ -65,28 +50,24 @@ void check_sweep(const SweepSamples& sweep) {
   }
 }
 
-// The rounds an AMBIGUOUS point would need (see PointJudgement::more_rounds).
-std::optional<int> more_rounds_to_settle(const PointEvidence& evidence, const Settings& settings) {
+// The rounds in all that would settle an AMBIGUOUS point (PointJudgement::rounds_to_settle):
+// the planning model at the point's noise, with the estimate where it is.
+std::optional<int> rounds_to_settle(const PointEvidence& evidence, const Settings& settings,
+                                    double planning_level) {
   const Change& change = evidence.change;
-  const int missing_to_minimum = settings.min_rounds - change.paired_rounds;
-  if (missing_to_minimum > 0) return missing_to_minimum;
-
-  const double distance = std::abs(change.change_pct) - evidence.threshold_pct;
-  double needed_half_width = -distance;
-  if (distance > 0) {
-    // To be called FASTER or SLOWER the point must pass its test at the level the correction
-    // leaves it, α · p / p_adjusted; the interval at that level is wider than the nominal one
-    // by the ratio of the normal quantiles.
-    const double corrected_alpha = settings.alpha * evidence.p_value / evidence.p_adjusted;
-    needed_half_width = distance * normal_upper_quantile(settings.alpha / 2) /
-                        normal_upper_quantile(corrected_alpha / 2);
-  }
-  if (!(needed_half_width > 0)) return std::nullopt;
-
-  const double ratio = change.half_width_pct() / needed_half_width;
-  const double rounds_needed = change.paired_rounds * ratio * ratio;
-  if (!(rounds_needed <= kMostRoundsWorthEstimating)) return std::nullopt;
-  return std::max(1, static_cast<int>(std::ceil(rounds_needed)) - change.paired_rounds);
+  if (change.paired_rounds < settings.min_rounds) return settings.min_rounds;
+  const double sd_log = change.standard_error_log * std::sqrt(change.paired_rounds);
+  if (!std::isfinite(sd_log)) return std::nullopt;
+  const LogThresholds threshold = log_thresholds(evidence.threshold_pct);
+  const double estimate = std::log1p(change.change_pct / kPercent);
+  const double distance = std::abs(estimate) - threshold.up;
+  // Beyond the threshold: the FASTER/SLOWER test at the planning level; inside it: the interval
+  // at the equivalence test's level (α at the last look, not corrected) within ±T.
+  const double level = distance > 0 ? planning_level
+                                     : settings.alpha * look_schedule(settings).back().alpha_share;
+  const auto rounds = rounds_to_resolve(sd_log, std::abs(distance), level);
+  if (!rounds || *rounds > kMostRoundsWorthEstimating) return std::nullopt;
+  return std::max(settings.min_rounds, static_cast<int>(std::ceil(*rounds)));
 }
 
 }  // namespace
@@ -97,10 +78,14 @@ std::string_view to_string(PointVerdict verdict) {
       return "FASTER";
     case PointVerdict::kSlower:
       return "SLOWER";
+    case PointVerdict::kSmallChange:
+      return "SMALL_CHANGE";
     case PointVerdict::kWithinNoise:
       return "WITHIN_NOISE";
     case PointVerdict::kAmbiguous:
       return "AMBIGUOUS";
+    case PointVerdict::kWithheld:
+      return "WITHHELD";
   }
   return "unknown point verdict";
 }
@@ -123,8 +108,10 @@ std::string_view to_string(StopReason reason) {
   switch (reason) {
     case StopReason::kKeepGoing:
       return "keep going";
-    case StopReason::kPrecisionReached:
-      return "precision reached";
+    case StopReason::kSettled:
+      return "settled";
+    case StopReason::kAaCheckFailed:
+      return "A/A check failed";
     case StopReason::kRoundBudgetSpent:
       return "round budget spent";
     case StopReason::kTimeBudgetSpent:
@@ -133,23 +120,23 @@ std::string_view to_string(StopReason reason) {
   return "unknown stop reason";
 }
 
-PointJudgement judge_point(const PointEvidence& evidence, const Settings& settings) {
+PointJudgement judge_point(const PointEvidence& evidence, bool withheld, const Settings& settings,
+                           double planning_level) {
+  if (withheld) return {.verdict = PointVerdict::kWithheld, .rounds_to_settle = std::nullopt};
   const Change& change = evidence.change;
-  const Interval& interval = change.interval_pct;
-  const double threshold = evidence.threshold_pct;
   if (change.paired_rounds >= settings.min_rounds) {
     if (evidence.p_adjusted <= settings.alpha) {
-      if (interval.lower > threshold)
-        return {.verdict = PointVerdict::kFaster, .more_rounds = std::nullopt};
-      if (interval.upper < -threshold)
-        return {.verdict = PointVerdict::kSlower, .more_rounds = std::nullopt};
+      return {.verdict = change.change_pct > 0 ? PointVerdict::kFaster : PointVerdict::kSlower,
+              .rounds_to_settle = std::nullopt};
     }
-    if (interval.lower > -threshold && interval.upper < threshold) {
-      return {.verdict = PointVerdict::kWithinNoise, .more_rounds = std::nullopt};
+    if (evidence.p_within <= settings.alpha) {
+      return {.verdict = change.interval_pct.contains(0) ? PointVerdict::kWithinNoise
+                                                         : PointVerdict::kSmallChange,
+              .rounds_to_settle = std::nullopt};
     }
   }
   return {.verdict = PointVerdict::kAmbiguous,
-          .more_rounds = more_rounds_to_settle(evidence, settings)};
+          .rounds_to_settle = rounds_to_settle(evidence, settings, planning_level)};
 }
 
 VariantResult summarize_variant(std::string name, std::vector<PointResult> points) {
@@ -179,6 +166,55 @@ VariantResult summarize_variant(std::string name, std::vector<PointResult> point
   return result;
 }
 
+int family_size(const Settings& settings, int points, int variants) {
+  return settings.family == CorrectionFamily::kEachVariant ? points : points * variants;
+}
+
+SequentialComparison compare_over_looks(const RoundSamples& treatment, const RoundSamples& control,
+                                        Direction direction, int rounds, const Settings& settings) {
+  const std::vector<std::optional<double>> ratios =
+      paired_log_ratios(treatment, control, direction);
+  const std::vector<Look> schedule = look_schedule(settings);
+  // The looks: every scheduled one the point reached, and the point's last round count if it
+  // ended between two (with the share of the next, which it never reached).
+  std::vector<int> look_rounds;
+  for (const Look& look : schedule) {
+    if (look.rounds <= rounds) look_rounds.push_back(look.rounds);
+  }
+  if (look_rounds.empty() || look_rounds.back() < rounds) look_rounds.push_back(rounds);
+
+  SequentialComparison comparison;
+  std::vector<double> beyond;
+  std::vector<double> within;
+  std::vector<double> shares;
+  std::vector<double> values;
+  std::size_t next = 0;
+  for (const int look : look_rounds) {
+    for (; next < ratios.size() && next < static_cast<std::size_t>(look); ++next) {
+      if (ratios[next]) values.push_back(*ratios[next]);
+    }
+    const LogChange change = trimmed_log_change(values);
+    beyond.push_back(p_beyond(change, settings.min_effect_pct));
+    within.push_back(p_within(change, settings.min_effect_pct));
+    shares.push_back(look_share(schedule, look));
+    comparison.change = change_of(change, settings.alpha);
+  }
+  comparison.looks = static_cast<int>(look_rounds.size());
+  comparison.p_beyond = adjusted_over_looks(beyond, shares);
+  comparison.p_within = adjusted_over_looks(within, shares);
+  return comparison;
+}
+
+namespace {
+
+int rounds_of(const PointSamples& point) {
+  std::size_t rounds = std::max(point.baseline.size(), point.baseline_repeat.size());
+  for (const RoundSamples& arm : point.variants) rounds = std::max(rounds, arm.size());
+  return static_cast<int>(rounds);
+}
+
+}  // namespace
+
 SweepResult analyze_sweep(const SweepSamples& samples, const Settings& settings) {
   validate(settings);
   check_sweep(samples);
@@ -192,33 +228,47 @@ SweepResult analyze_sweep(const SweepSamples& samples, const Settings& settings)
   SweepResult result;
   result.direction = samples.direction;
   result.correction_note = correction_method_note(settings);
+  result.looks = look_schedule(settings);
   const std::size_t variant_count = samples.variant_names.size();
+  const double level =
+      planning_level(settings, family_size(settings, static_cast<int>(points.size()),
+                                           static_cast<int>(variant_count)));
   // by_variant[v][i]: variant v at the i-th point, in ascending concurrency.
   std::vector<std::vector<PointResult>> by_variant(variant_count);
   for (const PointSamples* point : points) {
-    const Change a_a = estimate_against_baseline(samples, *point, kAaStream, settings).change;
-    const double band =
-        std::max(std::abs(a_a.interval_pct.lower), std::abs(a_a.interval_pct.upper));
-    result.noise.push_back({.concurrency = point->concurrency,
-                            .a_a = a_a,
-                            .band_pct = band,
-                            .baseline_median = median_of(point->baseline)});
+    const int rounds = rounds_of(*point);
+    const SequentialComparison a_a = compare_over_looks(
+        point->baseline_repeat, point->baseline, samples.direction, rounds, settings);
+    result.noise.push_back(
+        {.concurrency = point->concurrency,
+         .a_a = a_a.change,
+         .band_pct = std::max(std::abs(a_a.change.interval_pct.lower),
+                              std::abs(a_a.change.interval_pct.upper)),
+         .baseline_median = median_of(point->baseline),
+         .p_check = a_a.p_beyond,
+         .flagged = a_a.change.paired_rounds >= settings.min_rounds &&
+                    a_a.p_beyond <= settings.alpha});
 
-    const double threshold = std::max(band, settings.min_effect_pct);
     for (std::size_t v = 0; v < variant_count; ++v) {
-      const ChangeEstimate estimate =
-          estimate_against_baseline(samples, *point, variant_stream(v), settings);
+      const SequentialComparison comparison = compare_over_looks(
+          point->variants[v], point->baseline, samples.direction, rounds, settings);
+      const Change& change = comparison.change;
       // Too few rounds for a verdict: in the family with p = 1, so that it still counts as a
       // test (m does not shrink when a point is cut short) but can never be rejected.
-      const bool enough_rounds = estimate.change.paired_rounds >= settings.min_rounds;
-      const double p_value = enough_rounds ? estimate.distribution.p_beyond(threshold) : 1.0;
-      by_variant[v].push_back({.concurrency = point->concurrency,
-                               .evidence = {.change = estimate.change,
-                                            .threshold_pct = threshold,
-                                            .p_value = p_value,
-                                            .p_adjusted = 1.0},  // set by the correction below
-                               .judgement = {},
-                               .variant_median = median_of(point->variants[v])});
+      const bool enough_rounds = change.paired_rounds >= settings.min_rounds;
+      by_variant[v].push_back(
+          {.concurrency = point->concurrency,
+           .evidence = {.change = change,
+                        .threshold_pct = settings.min_effect_pct,
+                        .p_value = enough_rounds ? comparison.p_beyond : 1.0,
+                        .p_adjusted = 1.0,  // set by the correction below
+                        .p_within = enough_rounds ? comparison.p_within : 1.0,
+                        .looks = comparison.looks,
+                        .mde_pct = minimum_detectable_effect_pct(
+                            change.standard_error_log * std::sqrt(change.paired_rounds),
+                            change.paired_rounds, settings.min_effect_pct, level)},
+           .judgement = {},
+           .variant_median = median_of(point->variants[v])});
     }
   }
 
@@ -242,8 +292,10 @@ SweepResult analyze_sweep(const SweepSamples& samples, const Settings& settings)
   if (settings.family == CorrectionFamily::kWholeSweep) adjust(sweep_family);
 
   for (std::size_t v = 0; v < variant_count; ++v) {
-    for (PointResult& point : by_variant[v])
-      point.judgement = judge_point(point.evidence, settings);
+    for (std::size_t i = 0; i < by_variant[v].size(); ++i) {
+      PointResult& point = by_variant[v][i];
+      point.judgement = judge_point(point.evidence, result.noise[i].flagged, settings, level);
+    }
     result.variants.push_back(
         summarize_variant(samples.variant_names[v], std::move(by_variant[v])));
   }
@@ -311,47 +363,55 @@ std::vector<ArmCurve> throughput_curves(const SweepResult& result) {
   return curves;
 }
 
-PrecisionStoppingRule::PrecisionStoppingRule(const Settings& settings)
-    : min_effect_pct_(settings.min_effect_pct),
-      min_rounds_(settings.min_rounds),
-      max_rounds_(settings.max_rounds),
-      time_budget_s_(settings.time_budget_s) {}
+SequentialStoppingRule::SequentialStoppingRule(const Settings& settings, int family_size)
+    : settings_(settings), family_size_(std::max(1, family_size)) {}
 
-StopDecision PrecisionStoppingRule::decide(const PointState& state) const {
-  const auto widest =
-      std::max_element(state.comparisons.begin(), state.comparisons.end(),
-                       [](const ComparisonPrecision& a, const ComparisonPrecision& b) {
-                         return a.half_width_pct < b.half_width_pct;
-                       });
-  const std::string widest_text =
-      widest == state.comparisons.end()
-          ? std::string("no comparison")
-          : fmt::format("widest interval half-width ±{:.2f} % ({})", widest->half_width_pct,
-                        widest->name);
-
-  if (state.rounds >= min_rounds_ && widest != state.comparisons.end() &&
-      widest->half_width_pct < min_effect_pct_) {
-    return {.reason = StopReason::kPrecisionReached,
-            .text = fmt::format("every interval's half-width ≤ ±{:.2f} %, below the {:g} % "
-                                "minimum effect, after {} rounds",
-                                widest->half_width_pct, min_effect_pct_, state.rounds)};
-  }
-  if (state.rounds >= max_rounds_) {
+StopDecision SequentialStoppingRule::decide(const PointState& state) const {
+  if (state.rounds >= settings_.max_rounds) {
     return {.reason = StopReason::kRoundBudgetSpent,
-            .text = fmt::format("round budget of {} rounds spent; {}", max_rounds_, widest_text)};
+            .text = fmt::format("round budget of {} rounds spent", settings_.max_rounds)};
   }
-  if (state.elapsed_s >= time_budget_s_) {
+  if (state.elapsed_s >= settings_.time_budget_s) {
     return {.reason = StopReason::kTimeBudgetSpent,
-            .text = fmt::format("time budget of {:g} s spent after {} rounds; {}", time_budget_s_,
-                                state.rounds, widest_text)};
+            .text = fmt::format("time budget of {:g} s spent after {} rounds",
+                                settings_.time_budget_s, state.rounds)};
   }
-  if (state.rounds < min_rounds_) {
+  if (!state.at_look || state.rounds < settings_.min_rounds || state.comparisons.empty()) {
     return {.reason = StopReason::kKeepGoing,
-            .text = fmt::format("{} of at least {} rounds", state.rounds, min_rounds_)};
+            .text = fmt::format("{} rounds; the next look decides", state.rounds)};
+  }
+  const double threshold = settings_.min_effect_pct;
+  const auto& [aa_name, a_a] = state.comparisons.front();
+  if (a_a.p_beyond <= settings_.alpha) {
+    return {.reason = StopReason::kAaCheckFailed,
+            .text = fmt::format("the A/A comparison moved {:+.2f} % after {} rounds, beyond "
+                                "±{:g} % (p {:.2g}): verdicts withheld",
+                                a_a.change.change_pct, state.rounds, threshold, a_a.p_beyond)};
+  }
+  std::vector<std::string> settled;
+  std::vector<std::string> open;
+  for (std::size_t c = 1; c < state.comparisons.size(); ++c) {
+    const auto& [name, comparison] = state.comparisons[c];
+    if (comparison.p_beyond <= settings_.alpha / family_size_) {
+      settled.push_back(fmt::format("{} beyond ±{:g} % (p {:.2g})", name, threshold,
+                                    comparison.p_beyond));
+    } else if (comparison.p_within <= settings_.alpha) {
+      settled.push_back(fmt::format("{} within ±{:g} % (p {:.2g})", name, threshold,
+                                    comparison.p_within));
+    } else {
+      open.push_back(fmt::format("{} {:+.2f} % [{:+.2f}, {:+.2f}]", name,
+                                 comparison.change.change_pct,
+                                 comparison.change.interval_pct.lower,
+                                 comparison.change.interval_pct.upper));
+    }
+  }
+  if (open.empty()) {
+    return {.reason = StopReason::kSettled,
+            .text = fmt::format("settled at the look after {} rounds: {}", state.rounds,
+                                fmt::join(settled, ", "))};
   }
   return {.reason = StopReason::kKeepGoing,
-          .text = fmt::format("{} ≥ {:g} % after {} rounds", widest_text, min_effect_pct_,
-                              state.rounds)};
+          .text = fmt::format("open after {} rounds: {}", state.rounds, fmt::join(open, ", "))};
 }
 
 PointState point_state(const SweepSamples& samples, std::size_t point_index, double elapsed_s,
@@ -364,15 +424,20 @@ PointState point_state(const SweepSamples& samples, std::size_t point_index, dou
   const PointSamples& point = samples.points[point_index];
   check_point(samples, point);
 
-  std::size_t rounds = std::max(point.baseline.size(), point.baseline_repeat.size());
-  for (const RoundSamples& arm : point.variants) rounds = std::max(rounds, arm.size());
-  PointState state{.rounds = static_cast<int>(rounds), .elapsed_s = elapsed_s, .comparisons = {}};
-  for (std::uint32_t stream = kAaStream; stream <= point.variants.size(); ++stream) {
-    const Change change = estimate_against_baseline(samples, point, stream, settings).change;
-    state.comparisons.push_back({.name = stream == kAaStream ? std::string(kAaComparisonName)
-                                                             : samples.variant_names[stream - 1],
-                                 .paired_rounds = change.paired_rounds,
-                                 .half_width_pct = change.half_width_pct()});
+  PointState state{.rounds = rounds_of(point), .elapsed_s = elapsed_s, .at_look = false,
+                   .comparisons = {}};
+  const std::vector<int> looks = look_round_counts(settings);
+  state.at_look = std::find(looks.begin(), looks.end(), state.rounds) != looks.end();
+  if (!state.at_look) return state;
+  state.comparisons.emplace_back(
+      std::string(kAaComparisonName),
+      compare_over_looks(point.baseline_repeat, point.baseline, samples.direction, state.rounds,
+                         settings));
+  for (std::size_t v = 0; v < point.variants.size(); ++v) {
+    state.comparisons.emplace_back(
+        samples.variant_names[v],
+        compare_over_looks(point.variants[v], point.baseline, samples.direction, state.rounds,
+                           settings));
   }
   return state;
 }

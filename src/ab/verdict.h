@@ -4,45 +4,53 @@
 // of stats.h; no CUDA.
 //
 // The arms at every sweep point: the baseline twice, as two separate arms A and A′ measured in
-// every round, and each variant once. A′ against A is an A/A comparison: the change it shows
-// is noise by construction, so its interval measures how large a change noise alone produces
-// at this point. Each variant is compared against A with the same statistic (stats.h).
+// every round, and each variant once. Each variant is compared against A (stats.h: the trimmed
+// mean of paired log ratios, at each look of the point, adjusted for the looks).
 //
-// Point verdicts. With the threshold T = max(A/A band, min_effect_pct):
-//   FASTER        the variant's interval lies wholly above +T, and the test of "|change| ≤ T"
-//                 stays significant after the multiplicity correction
+// The threshold is the user's: T = min_effect_pct, the smallest change worth acting on.
+//
+// The A/A comparison is a check of the measurement, not a margin. A′ against A changes
+// nothing by construction, so an A/A change significantly beyond T (its look-adjusted test at
+// α) means the design did not cancel what it should have (an order effect, a noisy neighbour,
+// a drift): the point is flagged and its verdicts withheld, with that reason. Its interval is
+// still reported at every point, and its half-width is the noise band the dips are judged by.
+//
+// Point verdicts, first match wins:
+//   WITHHELD      the point's A/A check failed
+//   FASTER        the change is beyond +T: its look-adjusted test of "|change| ≤ T" stays
+//                 significant after the multiplicity correction (the interval at that level
+//                 lies wholly above +T)
 //   SLOWER        the same below −T
-//   WITHIN_NOISE  the interval lies wholly inside (−T, +T): any change is smaller than what
-//                 noise or indifference allows (an equivalence claim, at the interval's own
-//                 confidence; it is not corrected for multiplicity, as it adds no false
-//                 FASTER or SLOWER)
-//   AMBIGUOUS     neither, or fewer than min_rounds paired rounds; carries an estimate of the
-//                 rounds that would settle it
-//
-// Requiring both the test and the band makes the verdicts conservative: a change must clear
-// the band, itself about an interval's half-width plus the A/A offset, by another half-width.
-// In simulation (tests/ab/verdict_test.cpp) false FASTER/SLOWER verdicts are far rarer than α,
-// and a change is called reliably once it is about three interval half-widths.
+//   WITHIN_NOISE  the change is within ±T (its look-adjusted equivalence test, TOST, at α: the
+//                 interval lies inside ±T) and the 95 % interval contains 0: no change seen
+//   SMALL_CHANGE  within ±T as above, but the interval excludes 0: a real change, smaller
+//                 than what matters ("−1.0 % [−1.5, −0.3], below the 2 % that matters")
+//   AMBIGUOUS     neither: the interval straddles ±T, or fewer than min_rounds paired rounds.
+//                 It carries the rounds that would settle it, from the same model as planning.
+// Never WITHIN_NOISE for an interval that reaches beyond ±T, and never for one that excludes
+// 0: a user reads "within noise" as "no change".
 //
 // Multiplicity. A 9-point sweep tested point by point at α = 5 % could call some point FASTER
 // or SLOWER in up to 1 − 0.95^9 = 37 % of experiments in which nothing changed. The p-values
 // of a family (the points of one variant, by default) are therefore adjusted by Holm (the
 // default) or Benjamini-Hochberg before any is compared with α; see correction_method_note()
-// for the reasoning the report prints.
+// for the reasoning the report prints. Equivalence (WITHIN_NOISE, SMALL_CHANGE) is not
+// corrected: it adds no false FASTER or SLOWER.
 //
 // Variant verdicts, first match wins:
 //   MIXED         FASTER at some points and SLOWER at others; both lists are returned, which
 //                 is what a batch-size-aware config key exploits. Before REJECTED: a variant
 //                 that wins somewhere is still worth a config entry for those points.
 //   REJECTED      SLOWER at some point, FASTER at none
-//   ACCEPTED      FASTER at some point, SLOWER at none (AMBIGUOUS points do not block it;
-//                 they are listed in the points)
+//   ACCEPTED      FASTER at some point, SLOWER at none (other points do not block it; they are
+//                 listed in the points)
 //   INCONCLUSIVE  no point FASTER or SLOWER
 #include <cstddef>
 #include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ab/stats.h"
@@ -69,49 +77,60 @@ struct SweepSamples {
 // ---------------------------------------------------------------------------------------------
 // Verdicts out
 
-enum class PointVerdict { kFaster, kSlower, kWithinNoise, kAmbiguous };
+enum class PointVerdict { kFaster, kSlower, kSmallChange, kWithinNoise, kAmbiguous, kWithheld };
 enum class VariantVerdict { kAccepted, kRejected, kInconclusive, kMixed };
 
 std::string_view to_string(PointVerdict verdict);    // "FASTER", "SLOWER", ...
 std::string_view to_string(VariantVerdict verdict);  // "ACCEPTED", "REJECTED", ...
 
-// The noise at one sweep point, from the A/A comparison.
+// One comparison at one sweep point over its looks (stats.h, "Repeated looks").
+struct SequentialComparison {
+  Change change;          // at the last look: every paired round of the point
+  int looks = 0;          // looks analysed, the last one included
+  double p_beyond = 1;    // of "|change| ≤ T", adjusted for the looks
+  double p_within = 1;    // of "|change| ≥ T", adjusted for the looks
+};
+
+// The noise at one sweep point, from the A/A comparison, and its check.
 struct PointNoise {
   int concurrency = 0;
   Change a_a;  // A′ against A
-  // The band: max(|lower|, |upper|) of the A/A interval, in %. The largest change that the
-  // A/A comparison does not rule out, i.e. what noise alone can produce here; it includes
-  // any offset between A and A′ (an order or warm-up effect) as well as the spread.
+  // The band: max(|lower|, |upper|) of the A/A interval, in %: the largest change that the
+  // A/A comparison does not rule out. Dips in the throughput curves must exceed it.
   double band_pct = 0;
   double baseline_median = 0;  // arm A, all its samples at this point, in the metric's units
+  double p_check = 1;          // the A/A comparison's look-adjusted p of "|change| ≤ T"
+  bool flagged = false;        // p_check ≤ α: the point's verdicts are withheld
 };
 
 // What one variant's comparison at one sweep point needs for a verdict.
 struct PointEvidence {
-  Change change;             // the variant against A
-  double threshold_pct = 0;  // T = max(band, min_effect_pct)
-  double p_value = 1;        // of "|change| ≤ T" (BootstrapDistribution::p_beyond)
+  Change change;             // the variant against A, at the last look
+  double threshold_pct = 0;  // T = min_effect_pct
+  double p_value = 1;        // of "|change| ≤ T", adjusted for the looks
   double p_adjusted = 1;     // the same after the correction over its family
+  double p_within = 1;       // of "|change| ≥ T", adjusted for the looks (equivalence)
+  int looks = 0;
+  // The smallest change this point's rounds could have detected (FASTER or SLOWER) with
+  // probability kPlanningPower at its noise: what an INCONCLUSIVE cannot rule out.
+  double mde_pct = std::numeric_limits<double>::infinity();
 };
 
 struct PointJudgement {
   PointVerdict verdict = PointVerdict::kAmbiguous;
-  // AMBIGUOUS only: roughly how many more rounds would settle the point, assuming the
-  // estimate stays where it is and the interval's half-width h shrinks as 1/√rounds, so that
-  // n · (h / h_needed)² rounds are needed in all, where h_needed is
-  //   (|change| − T) · z(α/2) / z(α_c/2) when the estimate lies beyond T, with α_c =
-  //     α · p / p_adjusted the level the correction leaves this point and z the normal upper
-  //     quantile: the interval at confidence 1 − α_c would then clear T;
-  //   T − |change| when it lies inside: the interval would then fit within ±T.
-  // At least the rounds missing to min_rounds. std::nullopt when the estimate sits on the
-  // threshold, where no number of rounds is expected to settle it, or when it would take over
-  // a million rounds. Optimistic in that the estimate will move, pessimistic in that the band
-  // shrinks with more rounds too.
-  std::optional<int> more_rounds;
+  // AMBIGUOUS only: the paired rounds in all that would settle the point with probability
+  // kPlanningPower if the estimate is where it now is, from the planning model (stats.h,
+  // rounds_for_power): beyond the threshold, to pass the test at the planning level; inside
+  // it, to fit within ±T. Less than the rounds run when the point was cut short before its
+  // min_rounds. std::nullopt when the estimate sits on the threshold, where no number of
+  // rounds is expected to settle it, or when it would take over a million rounds.
+  std::optional<int> rounds_to_settle;
 };
 
-// The verdict at one point from its evidence, as described at the top of this file.
-PointJudgement judge_point(const PointEvidence& evidence, const Settings& settings);
+// The verdict at one point from its evidence, as described at the top of this file;
+// planning_level is stats.h's for the point's family.
+PointJudgement judge_point(const PointEvidence& evidence, bool withheld, const Settings& settings,
+                           double planning_level);
 
 struct PointResult {
   int concurrency = 0;
@@ -136,12 +155,21 @@ struct SweepResult {
   std::vector<PointNoise> noise;        // ascending concurrency
   std::vector<VariantResult> variants;  // in SweepSamples::variant_names' order
   std::string correction_note;          // correction_method_note(settings)
+  std::vector<Look> looks;              // look_schedule(settings)
 };
 
-// The whole analysis. Bootstrap streams are keyed by concurrency and arm, so a point's numbers
-// do not depend on which other points are in the sweep. Throws std::invalid_argument on
-// invalid settings, duplicate concurrencies, a variant count that does not match the names, or
-// a sample that is not a positive finite number.
+// The size of one family of the correction: the sweep's points, or points × variants.
+int family_size(const Settings& settings, int points, int variants);
+
+// One comparison of a point over its looks: treatment against control, with `rounds` rounds
+// run at the point (looks at the scheduled round counts up to it, and at `rounds` itself).
+SequentialComparison compare_over_looks(const RoundSamples& treatment, const RoundSamples& control,
+                                        Direction direction, int rounds, const Settings& settings);
+
+// The whole analysis. A point's numbers depend on its own samples only, except for the
+// correction across its family. Throws std::invalid_argument on invalid settings, duplicate
+// concurrencies, a variant count that does not match the names, or a sample that is not a
+// positive finite number.
 SweepResult analyze_sweep(const SweepSamples& samples, const Settings& settings);
 
 // ---------------------------------------------------------------------------------------------
@@ -177,35 +205,32 @@ std::vector<Dip> find_dips(const std::vector<ArmCurve>& curves);
 std::vector<ArmCurve> throughput_curves(const SweepResult& result);
 
 // ---------------------------------------------------------------------------------------------
-// Adaptive stopping: when has a sweep point been measured enough?
+// Stopping: when has a sweep point been measured enough?
 
 inline constexpr std::string_view kAaComparisonName = "A/A";
-
-// How precise one comparison at a point is so far.
-struct ComparisonPrecision {
-  std::string name;  // kAaComparisonName, or the variant's name
-  int paired_rounds = 0;
-  double half_width_pct = std::numeric_limits<double>::infinity();
-};
 
 // What a stopping rule sees after each round at one sweep point.
 struct PointState {
   int rounds = 0;        // rounds run, including those whose samples were discarded
   double elapsed_s = 0;  // wall time spent measuring this point
-  std::vector<ComparisonPrecision> comparisons;  // the A/A comparison, then each variant's
+  bool at_look = false;  // rounds is one of look_schedule's
+  // At a look only: the A/A comparison, then each variant's, named (kAaComparisonName or the
+  // variant's name).
+  std::vector<std::pair<std::string, SequentialComparison>> comparisons;
 };
 
 enum class StopReason {
   kKeepGoing,         // not yet
-  kPrecisionReached,  // every interval narrower than the minimum effect
+  kSettled,           // at a look, every variant's comparison settled
+  kAaCheckFailed,     // at a look, the A/A comparison moved beyond ±T
   kRoundBudgetSpent,  // max_rounds reached
   kTimeBudgetSpent,   // time_budget_s reached
 };
 
 struct StopDecision {
   StopReason reason = StopReason::kKeepGoing;
-  // For the log, e.g. "every interval's half-width ≤ ±1.7 %, below the 2 % minimum effect,
-  // after 31 rounds".
+  // For the log, e.g. "settled at the look after 20 rounds: 8 warps beyond ±2 % (p 3e-09),
+  // 3 stages within ±2 % (p 1e-04)".
   std::string text;
 
   bool stop() const { return reason != StopReason::kKeepGoing; }
@@ -222,28 +247,27 @@ class StoppingRule {
 };
 
 // The default rule, in order of precedence:
-//   1. precision: at least min_rounds rounds run and every comparison's interval half-width
-//      below min_effect_pct, so each is resolved finely enough to tell the minimum effect
-//      apart from none (needs at least one comparison);
-//   2. the round budget: max_rounds rounds run;
-//   3. the time budget: time_budget_s spent, even before min_rounds (a budget is a promise to
-//      the user; the verdicts will then say AMBIGUOUS).
-// It looks at the intervals' widths only, never at their positions: stopping once a result
-// looks significant would inflate the false-positive rate, stopping on precision does not.
-class PrecisionStoppingRule final : public StoppingRule {
+//   1. the round budget: max_rounds rounds run (the last look);
+//   2. the time budget: time_budget_s spent, even before min_rounds (a budget is a promise to
+//      the user; the verdicts will then say AMBIGUOUS);
+//   3. at a look, the A/A check failed (its verdicts will be withheld: more rounds cannot
+//      mend the design);
+//   4. at a look, every variant settled: beyond ±T at the level that survives the correction
+//      whatever the other points do (p ≤ α / family size), or within ±T (p_within ≤ α).
+// Only at looks, with the looks' shares of α: a rule that looked after every round at
+// intervals of nominal level would stop on a lucky narrow interval.
+class SequentialStoppingRule final : public StoppingRule {
  public:
-  explicit PrecisionStoppingRule(const Settings& settings);
+  SequentialStoppingRule(const Settings& settings, int family_size);
   StopDecision decide(const PointState& state) const override;
 
  private:
-  double min_effect_pct_;
-  int min_rounds_;
-  int max_rounds_;
-  double time_budget_s_;
+  Settings settings_;
+  int family_size_;
 };
 
 // The state of one point of a sweep in progress: its rounds so far (the longest arm's round
-// count) and the precision of each comparison, computed as analyze_sweep would.
+// count) and, at a look, each comparison computed as analyze_sweep computes it.
 PointState point_state(const SweepSamples& samples, std::size_t point_index, double elapsed_s,
                        const Settings& settings);
 

@@ -16,12 +16,14 @@
 
 #include "ab/environment.h"
 #include "ab/experiment.h"
+#include "ab/plan.h"
 #include "ab/run_record.h"
 #include "ab/runner.h"
 #include "cli/exit_status.h"
 #include "cli/option_checks.h"
 #include "kernels/registry.h"
 #include "report/report_writer.h"
+#include "report/results_json.h"
 
 namespace mlalab::cli {
 namespace {
@@ -86,6 +88,8 @@ struct AbOptions {
   std::optional<double> max_minutes;
   std::optional<std::uint64_t> seed;
   std::optional<std::string> backend;
+  bool plan = false;        // only plan: a pilot of min_rounds rounds per point, then the plan
+  std::string plan_from;    // only plan, from this earlier run's results.json
 };
 
 // The word as a shell reads it back: quoted unless it is plainly safe.
@@ -158,6 +162,58 @@ std::string start_text(const ab::RunRecord& record, const std::filesystem::path&
                             dir.string());
 }
 
+// The plan (ab/plan.h) from a record: one line per point and variant on stdout.
+void print_plan(const ab::RunRecord& record, const ab::Experiment& experiment,
+                const std::string& source) {
+  std::cout << fmt::format(
+      "plan for {} ({}): at {:g} % minimum effect, α {:g}, {} to {} rounds per point, power "
+      "{:g} %\n",
+      experiment.name, source, experiment.stats.min_effect_pct, experiment.stats.alpha,
+      experiment.stats.min_rounds, experiment.stats.max_rounds, ab::kPlanningPower * 100);
+  for (const std::string& line : ab::plan_lines(ab::plan_sweep(record, experiment), experiment)) {
+    std::cout << "  " << line << '\n';
+  }
+}
+
+// --plan: a pilot of min_rounds rounds at every point (the first look's worth, nothing
+// written), then the plan; --plan-from: the plan from an earlier run's samples.
+int run_plan(const AbOptions& options, const ab::Experiment& experiment) {
+  if (!options.plan_from.empty()) {
+    try {
+      print_plan(report::read_results_json(options.plan_from), experiment, options.plan_from);
+    } catch (const std::exception& error) {
+      std::cerr << "error: --plan-from " << options.plan_from << ": " << error.what() << '\n';
+      return kExitError;
+    }
+    return kExitOk;
+  }
+  ab::Experiment pilot = experiment;
+  pilot.stats.max_rounds = pilot.stats.min_rounds;
+  ab::RunOutcome outcome;
+  {
+    StopSignalScope signals;
+    std::cerr << fmt::format("mlalab ab --plan: a pilot of {} rounds at each of {} points\n",
+                             pilot.stats.min_rounds, pilot.sweep.concurrency.size());
+    ab::RunOptions run_options;
+    run_options.stop_signal = &g_stop_signal;
+    run_options.progress = &std::cerr;
+    run_options.progress_in_place = isatty(STDERR_FILENO) != 0;
+    try {
+      outcome = ab::run_experiment(pilot, run_options);
+    } catch (const std::exception& error) {
+      std::cerr << "error: " << error.what() << '\n';
+      return kExitError;
+    }
+  }
+  if (outcome.error) {
+    std::cerr << "error: " << *outcome.error << '\n';
+    return kExitError;
+  }
+  print_plan(outcome.record, experiment,
+             fmt::format("a pilot of {} rounds per point", pilot.stats.min_rounds));
+  return kExitOk;
+}
+
 int run_ab_command(const AbOptions& options) {
   ab::Experiment experiment;
   try {
@@ -169,6 +225,7 @@ int run_ab_command(const AbOptions& options) {
     std::cerr << "error: " << error.what() << '\n';
     return kExitError;
   }
+  if (options.plan || !options.plan_from.empty()) return run_plan(options, experiment);
 
   const auto started = std::chrono::system_clock::now();
   std::filesystem::path dir;  // created once the run is set up, so a refused run leaves none
@@ -241,10 +298,20 @@ CLI::App* add_ab_command(CLI::App& app, int& exit_code) {
                                  kMaxRunMinutes))
       ->type_name("M");
   add_checked_option(*command, "--seed", options->seed, integer_in(kSeedRange),
-                     fmt::format("Seed of the arms' order and of the bootstrap, in {}. "
+                     fmt::format("Seed of the arms' order in each round, in {}. "
                                  "Default: the file's decision.seed",
                                  range_text(kSeedRange)))
       ->type_name("S");
+  command->add_flag("--plan", options->plan,
+                    "Only plan: measure min_rounds rounds at every point (a pilot, nothing "
+                    "written), then print per point and variant the noise, the rounds the "
+                    "expected change (the prediction, else 2 × min_effect_pct) needs for 90 % "
+                    "power, their time, and what max_rounds can detect");
+  command->add_option("--plan-from", options->plan_from,
+                      "Only plan, from the samples of an earlier run (its results.json) "
+                      "instead of a pilot")
+      ->type_name("RESULTS.json")
+      ->check(CLI::ExistingFile);
   command->add_option("--backend", options->backend,
                       "Where kernel arms run, overriding the file's backend: cuda, or cpu (the "
                       "CPU backend: arms must then differ in threads, as in "
@@ -253,7 +320,9 @@ CLI::App* add_ab_command(CLI::App& app, int& exit_code) {
   command->footer(
       "Every kernel arm is checked against the fp64 reference at every sweep point before it is\n"
       "timed; a wrong one is INVALID. Each round measures every arm once in a seeded random\n"
-      "order; each point stops when its intervals are narrow enough or its budget is spent.\n"
+      "order; each point is analysed at a few looks and stops at one once every comparison is\n"
+      "settled (beyond or within ±min_effect_pct) or its A/A check fails, else when its budget\n"
+      "is spent.\n"
       "Exit status (first match wins): 2 an error; 3 an arm INVALID (wrong results, or no\n"
       "valid sample); 4 a partial run (Ctrl-C, SIGTERM, or the budget ran out before every\n"
       "point was measured); 1 a variant REJECTED; 0 otherwise.");

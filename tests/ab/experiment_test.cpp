@@ -223,7 +223,7 @@ TEST(ExperimentParse, AppliesTheDefaults) {
   EXPECT_EQ(experiment.measure.launches_per_sample, MeasureSettings{}.launches_per_sample);
   EXPECT_EQ(experiment.measure.max_minutes, MeasureSettings{}.max_minutes);
   EXPECT_EQ(experiment.stats.alpha, kDefaultAlpha);
-  EXPECT_EQ(experiment.stats.resamples, kDefaultResamples);
+  EXPECT_EQ(experiment.stats.max_rounds, kDefaultMaxRounds);
   EXPECT_EQ(experiment.stats.seed, kDefaultSeed);
   EXPECT_EQ(experiment.stats.correction, Correction::kHolm);
   EXPECT_EQ(experiment.baseline.name, "baseline");
@@ -240,7 +240,6 @@ throttle_fraction = 0.8
 [decision]
 min_effect_pct = 3
 alpha = 0.01
-resamples = 5000
 min_rounds = 12
 max_rounds = 40
 time_budget_s = 30
@@ -254,7 +253,6 @@ family = "whole_sweep"
   EXPECT_EQ(experiment.measure.throttle_fraction, 0.8);
   EXPECT_EQ(experiment.stats.min_effect_pct, 3.0);
   EXPECT_EQ(experiment.stats.alpha, 0.01);
-  EXPECT_EQ(experiment.stats.resamples, 5000);
   EXPECT_EQ(experiment.stats.min_rounds, 12);
   EXPECT_EQ(experiment.stats.max_rounds, 40);
   EXPECT_EQ(experiment.stats.time_budget_s, 30.0);
@@ -468,8 +466,8 @@ concurrency = [1, 8,
   EXPECT_MENTIONS(element, "expected an integer, got a string");
   refused(kHeader + "[measure]\nmax_minutes = \"5\"\n" + kBaseline + kVariant, 8,
           "measure.max_minutes");
-  refused(kHeader + "[decision]\nresamples = 2000.5\n" + kBaseline + kVariant, 8,
-          "decision.resamples");
+  refused(kHeader + "[decision]\nmin_rounds = 20.5\n" + kBaseline + kVariant, 8,
+          "decision.min_rounds");
   refused("name = 3\n" + kHeader.substr(kHeader.find('\n') + 1) + kBaseline + kVariant, 1,
           "name");
   refused(kHeader + kBaseline + kVariant + "prediction2 = 1\n", 14, "variant[0].prediction2");
@@ -604,28 +602,15 @@ TEST(ExperimentRanges, CrossFieldRulesComeFromAbValidate) {
   EXPECT_MENTIONS(explicit_keys, "ab settings: max_rounds must be ≥ min_rounds");
   EXPECT_MENTIONS(explicit_keys, "min_rounds = 20, max_rounds = 10");
   const auto with_default = refused(with_decision("min_rounds = 200"), 7, "decision.max_rounds");
-  EXPECT_MENTIONS(with_default, "max_rounds = 100 (the default)");
+  EXPECT_MENTIONS(with_default, "max_rounds = 150 (the default)");
 }
 
-TEST(ExperimentRanges, TooFewResamplesForTheCorrectionAreRefused) {
-  // 2 points under Holm at α = 0.05: B ≥ 2 · 2 / 0.05 − 1, about 79.
-  const int holm = min_resamples_for(2, kDefaultAlpha);
-  EXPECT_NEAR(holm, 79, 1);
-  const auto resamples = [](int value) { return "resamples = " + std::to_string(value); };
-  const auto error = refused(with_decision(resamples(holm - 1)), 8, "decision.resamples");
-  EXPECT_MENTIONS(error, "use resamples ≥ " + std::to_string(holm));
-  EXPECT_MENTIONS(error, "no point could ever be called FASTER or SLOWER");
-  EXPECT_NO_THROW(parse(with_decision(resamples(holm))));
-  // Benjamini-Hochberg needs only 2 / (B + 1) ≤ α.
-  const int bh = min_resamples_for(1, kDefaultAlpha);
-  EXPECT_NO_THROW(parse(with_decision(resamples(bh) + "\ncorrection = \"bh\"")));
-  refused(with_decision(resamples(bh - 1) + "\ncorrection = \"bh\""), 8, "decision.resamples");
-  // The whole sweep as one family: 2 points × 2 variants.
-  const std::string two_variants =
-      kHeader + "[decision]\n" + resamples(holm) + "\nfamily = \"whole_sweep\"\n" + kBaseline +
-      kVariant + "[[variant]]\nname = \"s\"\nstages = 3\n";
-  const auto whole = refused(two_variants, 8, "decision.resamples");
-  EXPECT_MENTIONS(whole, "over 4 tests");
+// The bootstrap's setting of the earlier statistics: refused with the reason, not as an
+// unknown key, so that an old file says what changed.
+TEST(ExperimentRanges, ResamplesIsRefusedWithTheReason) {
+  const auto error = refused(with_decision("resamples = 2000"), 8, "decision.resamples");
+  EXPECT_MENTIONS(error, "resamples is no longer used");
+  EXPECT_MENTIONS(error, "Student's t on the trimmed mean");
 }
 
 TEST(ExperimentRanges, MeasureSettingsAreChecked) {

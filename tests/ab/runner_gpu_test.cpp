@@ -57,7 +57,6 @@ Experiment gpu_experiment() {
   experiment.measure.max_minutes = 2.0;
   experiment.stats.min_rounds = 3;
   experiment.stats.max_rounds = 5;
-  experiment.stats.resamples = 200;
   experiment.baseline = kernel_arm("baseline", variants.front().name, SplitPolicy{});
   const kernels::Variant& other = last_runnable_variant(experiment.sweep.layout);
   experiment.variants = {kernel_arm(

@@ -60,7 +60,6 @@ Experiment base_experiment() {
   experiment.measure.throttle_fraction = 0.0;
   experiment.stats.min_rounds = 3;
   experiment.stats.max_rounds = 6;
-  experiment.stats.resamples = 200;
   experiment.stats.time_budget_s = 10.0;
   return experiment;
 }
@@ -196,21 +195,26 @@ TEST(Runner, SameSeedGivesTheSameOrders) {
   EXPECT_NE(orders(7), orders(8));
 }
 
+// After every round the rule sees the rounds; at a look (min_rounds = 3 here) also every
+// comparison, as the analysis computes it.
 TEST(Runner, AsksThePluggableRuleAfterEveryRound) {
-  const FixedRoundsRule rule(2);
+  const FixedRoundsRule rule(3);
   const RunOutcome outcome = run_experiment(cpu_experiment(), RunOptions{}, rule);
   for (const PointRecord& point : outcome.record.points) {
-    EXPECT_EQ(point.rounds, 2);
+    EXPECT_EQ(point.rounds, 3);
     EXPECT_EQ(point.stop_reason, StopReason::kRoundBudgetSpent);
     EXPECT_EQ(point.stop_text, "fixed rounds");
   }
-  ASSERT_EQ(rule.states.size(), 4u);  // two points, two rounds each
+  ASSERT_EQ(rule.states.size(), 6u);  // two points, three rounds each
   EXPECT_EQ(rule.states[0].rounds, 1);
-  EXPECT_EQ(rule.states[1].rounds, 2);
-  ASSERT_EQ(rule.states[1].comparisons.size(), 2u);  // A/A, then the variant
-  EXPECT_EQ(rule.states[1].comparisons[0].name, kAaComparisonName);
-  EXPECT_EQ(rule.states[1].comparisons[1].name, "2 threads");
-  EXPECT_EQ(rule.states[1].comparisons[1].paired_rounds, 2);
+  EXPECT_FALSE(rule.states[1].at_look);
+  EXPECT_TRUE(rule.states[1].comparisons.empty());
+  EXPECT_EQ(rule.states[2].rounds, 3);
+  EXPECT_TRUE(rule.states[2].at_look);
+  ASSERT_EQ(rule.states[2].comparisons.size(), 2u);  // A/A, then the variant
+  EXPECT_EQ(rule.states[2].comparisons[0].first, kAaComparisonName);
+  EXPECT_EQ(rule.states[2].comparisons[1].first, "2 threads");
+  EXPECT_EQ(rule.states[2].comparisons[1].second.change.paired_rounds, 3);
 }
 
 TEST(Runner, StopSignalAfterTheFirstPointLeavesAPartialRecordOnDisk) {
@@ -350,7 +354,7 @@ Experiment sleeping_experiment(double sample_s) {
       fmt::format("sleep {}; echo 'metric: 100'", sample_s));
   experiment.baseline = command_arm("baseline", fmt::format("sleep {}; echo 'metric: 100'",
                                                             sample_s));
-  experiment.stats.min_rounds = 2;
+  experiment.stats.min_rounds = 3;
   experiment.stats.max_rounds = 100;
   return experiment;
 }

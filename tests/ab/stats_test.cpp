@@ -1,302 +1,229 @@
+// The statistics of one comparison: paired log ratios, their trimmed mean and its t interval,
+// the tests beyond and within the threshold, the looks and their shares of α, planning, and
+// the multiplicity corrections. Expected values are computed by hand in the comments.
 #include "ab/stats.h"
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <array>
 #include <cmath>
-#include <cstdio>
 #include <limits>
-#include <random>
+#include <numeric>
 #include <stdexcept>
 #include <vector>
 
 namespace mlalab::ab {
 namespace {
 
-constexpr std::array<std::uint32_t, 1> kStream = {7};
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
-
-RoundSamples present(const std::vector<double>& values) {
-  return RoundSamples(values.begin(), values.end());
-}
-
-Settings with_resamples(int resamples) {
-  Settings settings;
-  settings.resamples = resamples;
-  return settings;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Pairing
 
-TEST(PairRounds, KeepsOnlyRoundsWhereBothArmsHaveASample) {
-  const RoundSamples treatment = {1.0, std::nullopt, 3.0, 4.0, 5.0};
-  const RoundSamples control = {10.0, 20.0, std::nullopt, 40.0};  // one round shorter
-  const PairedRounds paired = pair_rounds(treatment, control, Direction::kHigherIsBetter);
-  EXPECT_EQ(paired.treatment, (std::vector<double>{1.0, 4.0}));
-  EXPECT_EQ(paired.control, (std::vector<double>{10.0, 40.0}));
-  EXPECT_EQ(paired.size(), 2);
+TEST(PairedLogRatios, KeepTheRoundsWhereBothArmsHaveASample) {
+  const RoundSamples treatment = {2.0, std::nullopt, 3.0, 4.0, 5.0};
+  const RoundSamples control = {1.0, 20.0, std::nullopt, 8.0};  // one round shorter
+  const auto ratios = paired_log_ratios(treatment, control, Direction::kHigherIsBetter);
+  ASSERT_EQ(ratios.size(), 4u);
+  EXPECT_DOUBLE_EQ(*ratios[0], std::log(2.0));
+  EXPECT_FALSE(ratios[1]);
+  EXPECT_FALSE(ratios[2]);
+  EXPECT_DOUBLE_EQ(*ratios[3], std::log(0.5));
 }
 
-TEST(PairRounds, TurnsLatenciesIntoThroughputs) {
-  const PairedRounds paired =
-      pair_rounds(present({2.0, 4.0}), present({8.0, 5.0}), Direction::kLowerIsBetter);
-  EXPECT_EQ(paired.treatment, (std::vector<double>{0.5, 0.25}));
-  EXPECT_EQ(paired.control, (std::vector<double>{0.125, 0.2}));
+TEST(PairedLogRatios, InvertLatenciesSoThatPlusIsFaster) {
+  // 8 µs against 10 µs: 25 % more work per unit time, ln(10 / 8).
+  const auto ratios = paired_log_ratios({8.0}, {10.0}, Direction::kLowerIsBetter);
+  EXPECT_DOUBLE_EQ(*ratios[0], std::log(10.0 / 8.0));
 }
 
-TEST(PairRounds, RejectsSamplesThatAreNotPositiveAndFinite) {
-  for (const double bad : {0.0, -1.0, std::numeric_limits<double>::quiet_NaN(), kInfinity}) {
-    EXPECT_THROW(pair_rounds(present({1.0, bad}), present({1.0, 1.0}), Direction::kHigherIsBetter),
-                 std::invalid_argument)
-        << bad;
-  }
+TEST(PairedLogRatios, RejectSamplesThatAreNotPositiveAndFinite) {
+  EXPECT_THROW(paired_log_ratios({0.0}, {1.0}, Direction::kHigherIsBetter), std::invalid_argument);
+  EXPECT_THROW(paired_log_ratios({1.0}, {-2.0}, Direction::kHigherIsBetter),
+               std::invalid_argument);
+  EXPECT_THROW(paired_log_ratios({std::nan("")}, {1.0}, Direction::kHigherIsBetter),
+               std::invalid_argument);
 }
 
 TEST(MedianOf, UsesThePresentSamplesOnly) {
-  EXPECT_EQ(median_of({3.0, std::nullopt, 1.0, 2.0}), 2.0);
-  EXPECT_EQ(median_of({4.0, 1.0, std::nullopt, 2.0, 3.0}), 2.5);
+  EXPECT_DOUBLE_EQ(median_of({3.0, std::nullopt, 1.0, 2.0}), 2.0);
+  EXPECT_DOUBLE_EQ(median_of({4.0, 1.0, 3.0, 2.0}), 2.5);
   EXPECT_TRUE(std::isnan(median_of({std::nullopt})));
 }
 
 // ---------------------------------------------------------------------------------------------
-// The bootstrap distribution
+// The trimmed mean and its interval
 
-TEST(BootstrapDistribution, QuantilesInterpolateBetweenOrderStatistics) {
-  const BootstrapDistribution distribution({5, 1, 4, 2, 3});  // sorted: 1 2 3 4 5
-  EXPECT_DOUBLE_EQ(distribution.quantile(0.0), 1);
-  EXPECT_DOUBLE_EQ(distribution.quantile(0.25), 2);     // position 1
-  EXPECT_DOUBLE_EQ(distribution.quantile(0.1), 1.4);    // position 0.4
-  EXPECT_DOUBLE_EQ(distribution.quantile(0.975), 4.9);  // position 3.9
-  EXPECT_DOUBLE_EQ(distribution.quantile(1.0), 5);
+TEST(TrimmedLogChange, TrimsAFifthAtEachEndAndWinsorizesForTheStandardError) {
+  // 1 … 10 shuffled: g = ⌊0.2 · 10⌋ = 2 trimmed at each end, so the estimate is the mean of
+  // 3 … 8 = 5.5. Winsorized: 3 3 3 4 5 6 7 8 8 8, mean 5.5, squared deviations
+  // 3 · 2.5² + 1.5² + 0.5² + 0.5² + 1.5² + 3 · 2.5² = 42.5, variance 42.5 / 9, so
+  // SE = √(42.5 / 9) / (0.6 · √10) = 1.145308…, with 10 − 4 − 1 = 5 degrees of freedom.
+  const std::vector<double> values = {7, 1, 10, 4, 3, 9, 2, 8, 6, 5};
+  const LogChange change = trimmed_log_change(values, 0.2);
+  EXPECT_EQ(change.rounds, 10);
+  EXPECT_DOUBLE_EQ(change.estimate, 5.5);
+  EXPECT_NEAR(change.standard_error, std::sqrt(42.5 / 9) / (0.6 * std::sqrt(10.0)), 1e-12);
+  EXPECT_NEAR(change.standard_error, 1.145308, 1e-6);
+  EXPECT_EQ(change.degrees_of_freedom, 5);
 }
 
-TEST(BootstrapDistribution, PValuesCountTheReplicatesOnTheWrongSide) {
-  // Nine replicates from 3 to 11 %: none at or below 2, all at or above −2, three at or below 5.
-  const BootstrapDistribution distribution({3, 4, 5, 6, 7, 8, 9, 10, 11});
-  EXPECT_DOUBLE_EQ(distribution.p_exceeds(2), 1.0 / 10);
-  EXPECT_DOUBLE_EQ(distribution.p_exceeds(5), 4.0 / 10);  // 3, 4, 5 and the +1
-  EXPECT_DOUBLE_EQ(distribution.p_falls_below(-2), 10.0 / 10);
-  EXPECT_DOUBLE_EQ(distribution.p_falls_below(9), 4.0 / 10);  // 9, 10, 11 and the +1
-  EXPECT_DOUBLE_EQ(distribution.p_beyond(2), 2.0 / 10);
-  EXPECT_DOUBLE_EQ(distribution.p_beyond(5), 8.0 / 10);
-  EXPECT_DOUBLE_EQ(distribution.p_beyond(7), 1.0);  // 2 · 6/10, capped
-
-  const BootstrapDistribution mirrored({-11, -10, -9, -8, -7, -6, -5, -4, -3});
-  EXPECT_DOUBLE_EQ(mirrored.p_beyond(2), 2.0 / 10);
+TEST(TrimmedLogChange, WithoutTrimmingIsTheMeanAndItsStandardError) {
+  // 1 2 3 4: mean 2.5, sample variance 5 / 3, SE = √(5 / 3) / 2, 3 degrees of freedom.
+  const std::vector<double> values = {4, 1, 3, 2};
+  const LogChange change = trimmed_log_change(values, 0.0);
+  EXPECT_DOUBLE_EQ(change.estimate, 2.5);
+  EXPECT_NEAR(change.standard_error, std::sqrt(5.0 / 3) / 2, 1e-12);
+  EXPECT_EQ(change.degrees_of_freedom, 3);
 }
 
-TEST(BootstrapDistribution, EmptyMeansNothingIsKnown) {
-  const BootstrapDistribution empty;
-  EXPECT_EQ(empty.quantile(0.025), -kInfinity);
-  EXPECT_EQ(empty.quantile(0.975), kInfinity);
-  EXPECT_EQ(empty.p_beyond(0), 1.0);
+TEST(TrimmedLogChange, AnOutlierMovesTheMeanButNotTheTrimmedMean) {
+  std::vector<double> values = {0.05, 0.04, 0.06, 0.05, 0.05, 0.04, 0.06, 0.05, 0.05, 0.05};
+  const double clean = trimmed_log_change(values, 0.2).estimate;
+  values[3] = -0.69;  // a halved sample
+  EXPECT_NEAR(trimmed_log_change(values, 0.2).estimate, clean, 0.002);
+  EXPECT_LT(trimmed_log_change(values, 0.0).estimate, clean - 0.07);
 }
 
-// ---------------------------------------------------------------------------------------------
-// The paired bootstrap
-
-TEST(EstimateChange, PointEstimateIsTheRatioOfMedians) {
-  const PairedRounds rounds{.treatment = {110, 130, 120, 500}, .control = {100, 90, 95, 105}};
-  const ChangeEstimate estimate = estimate_change(rounds, with_resamples(100), kStream);
-  // medians: (120 + 130) / 2 = 125 and (95 + 100) / 2 = 97.5.
-  EXPECT_DOUBLE_EQ(estimate.change.change_pct, (125.0 / 97.5 - 1) * 100);
-  EXPECT_EQ(estimate.change.paired_rounds, 4);
-  EXPECT_EQ(estimate.distribution.size(), 100);
+TEST(TrimmedLogChange, TooFewValuesGiveNoTest) {
+  EXPECT_FALSE(trimmed_log_change(std::vector<double>{}).testable());
+  const LogChange one = trimmed_log_change(std::vector<double>{0.1});
+  EXPECT_DOUBLE_EQ(one.estimate, 0.1);
+  EXPECT_FALSE(one.testable());
+  EXPECT_EQ(one.standard_error, kInfinity);
 }
 
-// Every round's variant is exactly 1.2 × its baseline, but the rounds themselves swing by ±50 %.
-// A paired resample keeps each round's pair, so every replicate is exactly +20 %; resampling
-// the arms separately would give an interval dozens of percent wide.
-TEST(EstimateChange, PairingCancelsRoundToRoundSwings) {
-  PairedRounds rounds;
-  for (const double level : {50.0, 140.0, 90.0, 150.0, 60.0, 120.0, 75.0, 100.0, 130.0, 55.0}) {
-    rounds.control.push_back(level);
-    rounds.treatment.push_back(level * 1.2);
-  }
-  const ChangeEstimate estimate = estimate_change(rounds, with_resamples(500), kStream);
-  EXPECT_NEAR(estimate.change.change_pct, 20, 1e-9);
-  EXPECT_NEAR(estimate.change.interval_pct.lower, 20, 1e-9);
-  EXPECT_NEAR(estimate.change.interval_pct.upper, 20, 1e-9);
-}
-
-TEST(EstimateChange, FewerThanTwoRoundsGiveNoInterval) {
-  const ChangeEstimate one =
-      estimate_change({.treatment = {2}, .control = {1}}, Settings{}, kStream);
-  EXPECT_DOUBLE_EQ(one.change.change_pct, 100);
-  EXPECT_EQ(one.change.interval_pct.lower, -kInfinity);
-  EXPECT_EQ(one.change.interval_pct.upper, kInfinity);
-  EXPECT_EQ(one.distribution.size(), 0);
-
-  const ChangeEstimate none = estimate_change({}, Settings{}, kStream);
-  EXPECT_TRUE(std::isnan(none.change.change_pct));
-  EXPECT_EQ(none.change.paired_rounds, 0);
-}
-
-// The exact bootstrap distribution of a few rounds, by enumerating all n^n equally likely
-// resamples, against the sampled one. With B = 2000 the largest gap between the two CDFs
-// exceeds 0.05 with probability ≤ 2·exp(−2·B·0.05²) ≈ 1e−4 (Dvoretzky–Kiefer–Wolfowitz), so a
-// larger gap means the resampling or the resampled median is wrong, e.g. an arm resampled on
-// its own, an off-by-one rank, or a biased index draw.
-double largest_cdf_gap(const PairedRounds& rounds, int resamples) {
-  const int n = rounds.size();
-  auto median = [](std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    const std::size_t m = values.size();
-    return (values[(m - 1) / 2] + values[m / 2]) / 2;
-  };
-  std::vector<double> exact;
-  std::vector<int> index(static_cast<std::size_t>(n), 0);
-  for (bool more = true; more;) {
-    std::vector<double> treatment;
-    std::vector<double> control;
-    for (const int i : index) {
-      treatment.push_back(rounds.treatment[static_cast<std::size_t>(i)]);
-      control.push_back(rounds.control[static_cast<std::size_t>(i)]);
-    }
-    exact.push_back((median(treatment) / median(control) - 1) * 100);
-    // The next index tuple, like an odometer in base n.
-    more = false;
-    for (int& digit : index) {
-      if (++digit < n) {
-        more = true;
-        break;
-      }
-      digit = 0;
-    }
-  }
-  std::sort(exact.begin(), exact.end());
-
-  const ChangeEstimate sampled = estimate_change(rounds, with_resamples(resamples), kStream);
-  double gap = 0;
-  for (const double x : exact) {
-    const double exact_cdf =
-        static_cast<double>(std::upper_bound(exact.begin(), exact.end(), x) - exact.begin()) /
-        static_cast<double>(exact.size());
-    // p_exceeds(x) = (#{≤ x} + 1) / (B + 1): undo the +1 to get the empirical CDF.
-    const double sampled_cdf =
-        (sampled.distribution.p_exceeds(x) * (resamples + 1) - 1) / resamples;
-    gap = std::max(gap, std::abs(exact_cdf - sampled_cdf));
-  }
-  return gap;
-}
-
-TEST(EstimateChange, MatchesTheExactBootstrapDistribution) {
-  constexpr int kResamples = 2000;
-  constexpr double kLargestGap = 0.05;
-  // Odd and even counts (one and two middle order statistics), and arms in different orders.
-  EXPECT_LT(largest_cdf_gap({.treatment = {105, 98, 112}, .control = {100, 103, 97}}, kResamples),
-            kLargestGap);
-  EXPECT_LT(
-      largest_cdf_gap({.treatment = {105, 98, 112, 101, 99}, .control = {100, 103, 97, 110, 95}},
-                      kResamples),
-      kLargestGap);
-  EXPECT_LT(largest_cdf_gap(
-                {.treatment = {120, 90, 111, 101, 104, 97}, .control = {100, 103, 97, 99, 95, 108}},
-                kResamples),
-            kLargestGap);
-}
-
-TEST(EstimateChange, SameSeedAndStreamGiveIdenticalResults) {
-  PairedRounds rounds;
-  std::mt19937_64 generator(1);
-  std::normal_distribution<double> noise(100, 5);
-  for (int round = 0; round < 25; ++round) {
-    rounds.treatment.push_back(noise(generator));
-    rounds.control.push_back(noise(generator));
-  }
-  // The whole distribution, through its percentiles.
-  auto percentiles = [](const ChangeEstimate& estimate) {
-    std::vector<double> values;
-    for (int percent = 0; percent <= 100; ++percent) {
-      values.push_back(estimate.distribution.quantile(percent / 100.0));
-    }
-    return values;
-  };
-  const Settings settings = with_resamples(300);
-  const ChangeEstimate first = estimate_change(rounds, settings, kStream);
-  EXPECT_EQ(percentiles(first), percentiles(estimate_change(rounds, settings, kStream)));
-
-  // Another stream or another seed resamples differently. A median's replicates take few
-  // distinct values, so one end point may coincide by chance: compare the whole distribution.
-  const std::array<std::uint32_t, 1> other_stream = {8};
-  Settings other_seed = settings;
-  other_seed.seed += 1;
-  EXPECT_NE(percentiles(first), percentiles(estimate_change(rounds, settings, other_stream)));
-  EXPECT_NE(percentiles(first), percentiles(estimate_change(rounds, other_seed, kStream)));
+TEST(ChangeOf, IsTheEstimateInPercentWithATIntervalMappedBack) {
+  // ln(1.05) ± t(0.975, 20) · 0.01, mapped back through exp: an interval around +5 % whose
+  // ends are 1.05 · exp(∓0.0208596) − 1.
+  const LogChange log_change{.rounds = 25, .estimate = std::log(1.05), .standard_error = 0.01,
+                             .degrees_of_freedom = 20};
+  const Change change = change_of(log_change, 0.05);
+  EXPECT_EQ(change.paired_rounds, 25);
+  EXPECT_NEAR(change.change_pct, 5.0, 1e-12);
+  const double t = 2.0859634;  // tabulated t(0.975, 20)
+  EXPECT_NEAR(change.interval_pct.lower, (1.05 * std::exp(-t * 0.01) - 1) * 100, 1e-5);
+  EXPECT_NEAR(change.interval_pct.upper, (1.05 * std::exp(t * 0.01) - 1) * 100, 1e-5);
+  EXPECT_EQ(change.degrees_of_freedom, 20);
+  // Untestable: the estimate, and an infinite interval.
+  const Change untestable = change_of(trimmed_log_change(std::vector<double>{0.1}), 0.05);
+  EXPECT_NEAR(untestable.change_pct, (std::exp(0.1) - 1) * 100, 1e-12);
+  EXPECT_EQ(untestable.interval_pct.lower, -kInfinity);
 }
 
 // ---------------------------------------------------------------------------------------------
-// Calibration: under no change, how often does the test say "changed"?
+// The tests agree with the interval
 
-struct NullStudy {
-  int single_rejections = 0;   // single comparisons with p ≤ α
-  int raw_family_errors = 0;   // families where some uncorrected p ≤ α
-  int holm_family_errors = 0;  // families where some Holm-adjusted p ≤ α
-  int bh_family_errors = 0;    // families where some BH-adjusted p ≤ α
-};
-
-// `families` families of `tests` A/A comparisons, each of `rounds` rounds at 6 % noise,
-// tested against zero change (no band, no minimum effect: the bare bootstrap test).
-NullStudy run_null_study(int families, int tests, int rounds, const Settings& settings) {
-  constexpr double kNoiseSigma = 0.06;
-  std::mt19937_64 generator(settings.seed);
-  std::normal_distribution<double> noise(0, kNoiseSigma);
-  NullStudy study;
-  for (int family = 0; family < families; ++family) {
-    std::vector<double> p_values;
-    for (int test = 0; test < tests; ++test) {
-      PairedRounds paired;
-      for (int round = 0; round < rounds; ++round) {
-        paired.treatment.push_back(1 + noise(generator));
-        paired.control.push_back(1 + noise(generator));
-      }
-      const std::array<std::uint32_t, 2> stream = {static_cast<std::uint32_t>(family),
-                                                   static_cast<std::uint32_t>(test)};
-      p_values.push_back(estimate_change(paired, settings, stream).distribution.p_beyond(0));
-    }
-    auto any_rejected = [&](const std::vector<double>& p) {
-      return std::any_of(p.begin(), p.end(), [&](double value) { return value <= settings.alpha; });
-    };
-    study.single_rejections += p_values[0] <= settings.alpha;
-    study.raw_family_errors += any_rejected(p_values);
-    study.holm_family_errors += any_rejected(adjust_p_values(p_values, Correction::kHolm));
-    study.bh_family_errors +=
-        any_rejected(adjust_p_values(p_values, Correction::kBenjaminiHochberg));
-  }
-  return study;
+// An estimate whose 95 % interval ends exactly on +2 %: its test beyond ±2 % sits at p = α.
+TEST(PValues, BeyondIsAlphaWhenTheIntervalEndsOnTheThreshold) {
+  const int df = 30;
+  const double se = 0.01;
+  const double t = student_t_upper_quantile(0.025, df);
+  const LogChange on_edge{.rounds = 40, .estimate = std::log1p(0.02) + t * se,
+                          .standard_error = se, .degrees_of_freedom = df};
+  EXPECT_NEAR(p_beyond(on_edge, 2.0), 0.05, 1e-9);
+  EXPECT_NEAR(change_of(on_edge, 0.05).interval_pct.lower, 2.0, 1e-9);
+  // The mirror image below −2 %.
+  LogChange below = on_edge;
+  below.estimate = std::log1p(-0.02) - t * se;
+  EXPECT_NEAR(p_beyond(below, 2.0), 0.05, 1e-9);
+  // Far inside: nothing beyond, and p_within small.
+  const LogChange zero{.rounds = 40, .estimate = 0, .standard_error = se,
+                       .degrees_of_freedom = df};
+  EXPECT_GT(p_beyond(zero, 2.0), 0.99);
+  EXPECT_LT(p_within(zero, 2.0), 0.1);
+  EXPECT_EQ(p_beyond(trimmed_log_change(std::vector<double>{0.3}), 2.0), 1.0);
 }
 
-// 300 families of 9 null points at 20 rounds each. Expected, if the bootstrap p-value is
-// calibrated: single tests reject ≈ α = 5 %; a family without correction errs in
-// 1 − 0.95^9 ≈ 37 %; with Holm or BH (the same under the complete null) in ≤ 5 %.
-// Bounds: Binomial(300, 0.05) has sd 1.3 %. A single test may reject from 2 % to 10 %: the
-// percentile bootstrap of a median is somewhat conservative at 20 rounds (≈ 3.5 % measured),
-// and anything above 10 % (4 sd over α) would be a broken test. A family without correction
-// must err in more than 15 % (three times α), or this study could not tell a working
-// correction from none; with a correction, in at most 8 %: α plus 2.3 sd of Binomial(300, α).
-TEST(Calibration, BootstrapTestHoldsItsLevelAndTheCorrectionHoldsTheFamilyRate) {
-  constexpr int kFamilies = 300;
-  constexpr int kPointsPerSweep = 9;
-  constexpr int kRounds = 20;
-  Settings settings = with_resamples(400);
-  settings.seed = 2024;
-  const NullStudy study = run_null_study(kFamilies, kPointsPerSweep, kRounds, settings);
-  const double single_rate = study.single_rejections / double(kFamilies);
-  const double raw_rate = study.raw_family_errors / double(kFamilies);
-  const double holm_rate = study.holm_family_errors / double(kFamilies);
-  const double bh_rate = study.bh_family_errors / double(kFamilies);
-  std::printf(
-      "[ stats    ] null calibration over %d families of %d points, %d rounds: single "
-      "test %.3f, family uncorrected %.3f, Holm %.3f, BH %.3f (alpha %.2f)\n",
-      kFamilies, kPointsPerSweep, kRounds, single_rate, raw_rate, holm_rate, bh_rate,
-      settings.alpha);
-  EXPECT_GE(single_rate, 0.02);
-  EXPECT_LE(single_rate, 0.10);
-  EXPECT_GT(raw_rate, 0.15);
-  EXPECT_LE(holm_rate, 0.08);
-  EXPECT_LE(bh_rate, 0.08);
+// An estimate whose 95 % interval's upper end lies exactly on +2 % (lower end inside): the
+// equivalence test sits at p = α.
+TEST(PValues, WithinIsAlphaWhenTheIntervalTouchesTheThresholdFromInside) {
+  const int df = 30;
+  const double se = 0.004;
+  const double t = student_t_upper_quantile(0.025, df);
+  const LogChange touching{.rounds = 40, .estimate = std::log1p(0.02) - t * se,
+                           .standard_error = se, .degrees_of_freedom = df};
+  EXPECT_NEAR(p_within(touching, 2.0), 0.05, 1e-9);
+  EXPECT_NEAR(change_of(touching, 0.05).interval_pct.upper, 2.0, 1e-9);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Looks
+
+TEST(LookSchedule, DoublesFromMinRoundsAndEndsAtMaxRounds) {
+  Settings settings;
+  settings.min_rounds = 10;
+  settings.max_rounds = 150;
+  EXPECT_EQ(look_round_counts(settings), (std::vector<int>{10, 20, 40, 80, 150}));
+  settings.max_rounds = 10;
+  EXPECT_EQ(look_round_counts(settings), (std::vector<int>{10}));
+  settings.max_rounds = 40;
+  EXPECT_EQ(look_round_counts(settings), (std::vector<int>{10, 20, 40}));
+}
+
+TEST(LookSchedule, SpendsAlphaTheOBrienFlemingWay) {
+  // α(t) = 2 − 2 Φ(1.959964 / √t). At t = 80 / 150: 1.959964 / 0.730297 = 2.683786,
+  // 2 · (1 − Φ(2.683786)) = 0.007279, so the last look keeps 1 − 0.007279 / 0.05 = 0.85442.
+  // At t = 10 / 150: 1.959964 · √15 = 7.5909: nothing worth naming (≈ 3e-14 of α).
+  Settings settings;
+  settings.min_rounds = 10;
+  settings.max_rounds = 150;
+  const std::vector<Look> looks = look_schedule(settings);
+  ASSERT_EQ(looks.size(), 5u);
+  double sum = 0;
+  for (const Look& look : looks) sum += look.alpha_share;
+  EXPECT_NEAR(sum, 1.0, 1e-12);
+  EXPECT_NEAR(looks.back().alpha_share, 0.85442, 1e-4);
+  EXPECT_LT(looks.front().alpha_share, 1e-10);
+  for (std::size_t j = 1; j < looks.size(); ++j) {
+    EXPECT_GT(looks[j].alpha_share, looks[j - 1].alpha_share) << j;
+  }
+  settings.max_rounds = 10;
+  EXPECT_DOUBLE_EQ(look_schedule(settings).front().alpha_share, 1.0);
+}
+
+TEST(LookShare, ScheduledLooksKeepTheirsAndAnEarlyEndTakesTheNext) {
+  Settings settings;
+  settings.min_rounds = 10;
+  settings.max_rounds = 40;
+  const std::vector<Look> looks = look_schedule(settings);
+  EXPECT_EQ(look_share(looks, 5), 0.0);
+  EXPECT_EQ(look_share(looks, 10), looks[0].alpha_share);
+  EXPECT_EQ(look_share(looks, 15), looks[1].alpha_share);
+  EXPECT_EQ(look_share(looks, 20), looks[1].alpha_share);
+  EXPECT_EQ(look_share(looks, 33), looks[2].alpha_share);
+  EXPECT_EQ(look_share(looks, 99), looks[2].alpha_share);
+}
+
+TEST(AdjustedOverLooks, IsTheSmallestPOverItsShare) {
+  // 0.01 / 0.1 = 0.1, 0.02 / 0.9 = 0.0222…: the second.
+  EXPECT_NEAR(adjusted_over_looks(std::vector<double>{0.01, 0.02}, std::vector<double>{0.1, 0.9}),
+              0.02 / 0.9, 1e-15);
+  // Capped at 1; a look with no share adds nothing.
+  EXPECT_EQ(adjusted_over_looks(std::vector<double>{0.5}, std::vector<double>{0.1}), 1.0);
+  EXPECT_EQ(adjusted_over_looks(std::vector<double>{0.0}, std::vector<double>{0.0}), 1.0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Planning
+
+TEST(Planning, RoundsForPowerAndTheMinimumDetectableEffectAreInverses) {
+  // sd 0.085 per paired round (6 % noise on each arm), +5 % against a 2 % threshold, level
+  // 0.05: z = 1.959964 + 1.281552 = 3.241516, margin ln 1.05 − ln 1.02 = 0.0289875, so
+  // n = (3.241516 · 0.085 / 0.0289875)² = 90.35 → 91 rounds.
+  EXPECT_EQ(rounds_for_power(0.085, 5.0, 2.0, 0.05), 91);
+  EXPECT_EQ(rounds_for_power(0.085, -5.0, 2.0, 0.05), 91);  // a loss needs as many
+  EXPECT_EQ(rounds_for_power(0.085, 1.5, 2.0, 0.05), std::nullopt);
+  // 91 rounds detect a little less than 5 %, 90 a little more.
+  EXPECT_LT(minimum_detectable_effect_pct(0.085, 91, 2.0, 0.05), 5.0);
+  EXPECT_GT(minimum_detectable_effect_pct(0.085, 90, 2.0, 0.05), 5.0);
+}
+
+TEST(Planning, TheLevelIsTheLastLooksShareOverTheFamily) {
+  Settings settings;
+  settings.min_rounds = 10;
+  settings.max_rounds = 150;
+  EXPECT_NEAR(planning_level(settings, 9), 0.05 * 0.85442 / 9, 1e-6);
+  EXPECT_NEAR(planning_level(settings, 1), 0.05 * 0.85442, 1e-5);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -359,27 +286,25 @@ TEST(Settings, DefaultsAreValidAndEachBadValueIsNamed) {
     EXPECT_THROW(validate(settings), std::invalid_argument);
   };
   expect_rejected([](Settings& s) { s.min_effect_pct = -1; });
+  expect_rejected([](Settings& s) { s.min_effect_pct = 100; });
   expect_rejected([](Settings& s) { s.alpha = 0; });
   expect_rejected([](Settings& s) { s.alpha = 1; });
-  expect_rejected([](Settings& s) { s.resamples = 0; });
-  expect_rejected([](Settings& s) { s.min_rounds = 1; });
+  expect_rejected([](Settings& s) { s.min_rounds = kMinRounds - 1; });
   expect_rejected([](Settings& s) { s.max_rounds = s.min_rounds - 1; });
   expect_rejected([](Settings& s) { s.time_budget_s = 0; });
 }
 
-TEST(Settings, DefaultResamplesLetHolmRejectAcrossASweep) {
-  // B ≥ 2m/α − 1: for 9 points at α = 0.05, 359, where 2 / (B + 1) = α / m exactly.
-  EXPECT_EQ(min_resamples_for(9, 0.05), 359);
-  EXPECT_GE(Settings{}.resamples, min_resamples_for(50, Settings{}.alpha));
-}
-
-TEST(NormalUpperQuantile, MatchesTabulatedValues) {
+TEST(Quantiles, MatchTabulatedValues) {
   EXPECT_NEAR(normal_upper_quantile(0.025), 1.959964, 1e-6);
   EXPECT_NEAR(normal_upper_quantile(0.05), 1.644854, 1e-6);
   EXPECT_NEAR(normal_upper_quantile(0.5), 0.0, 1e-12);
   EXPECT_NEAR(normal_upper_quantile(0.975), -1.959964, 1e-6);
   EXPECT_NEAR(normal_upper_quantile(0.05 / 18), 2.772921, 1e-6);  // Holm's first step, m = 9
   EXPECT_THROW(normal_upper_quantile(0), std::invalid_argument);
+  EXPECT_NEAR(student_t_upper_quantile(0.025, 5), 2.570582, 1e-6);
+  EXPECT_NEAR(student_t_upper_quantile(0.025, 20), 2.085963, 1e-6);
+  EXPECT_NEAR(student_t_upper_quantile(0.05, 1), 6.313752, 1e-6);
+  EXPECT_THROW(student_t_upper_quantile(0.05, 0), std::invalid_argument);
 }
 
 TEST(CorrectionMethodNote, NamesTheMethodTheRateAndTheFamily) {

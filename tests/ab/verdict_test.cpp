@@ -1,3 +1,7 @@
+// Verdicts: a point's from its evidence, a variant's from its points, the whole analysis on
+// hand-made sweeps, dips, the stopping rule, and simulations of whole sweeps measured exactly
+// as the runner measures them (a round of every arm in a shuffled order, the rule asked after
+// every round), against the targets of issue 8.
 #include "ab/verdict.h"
 
 #include <fmt/format.h>
@@ -11,6 +15,8 @@
 #include <random>
 #include <stdexcept>
 #include <vector>
+
+#include "ab/runner.h"  // shuffled: the runner's own order of the arms in a round
 
 namespace mlalab::ab {
 namespace {
@@ -49,85 +55,92 @@ PointSamples hand_point(int concurrency, std::vector<double> variant_ratios, dou
   return point;
 }
 
-Settings fast_settings() {
+// Hand-made points run 20 rounds: the looks are after 10 and 20 (the last).
+Settings hand_settings() {
   Settings settings;
-  settings.resamples = 500;
+  settings.max_rounds = kHandRounds;
   return settings;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Point verdicts from hand-made evidence
 
-Change change_of(double change_pct, double lower, double upper, int rounds = 40) {
-  return Change{.paired_rounds = rounds,
-                .change_pct = change_pct,
-                .interval_pct = {.lower = lower, .upper = upper}};
+// Evidence at 40 paired rounds with a standard error of 0.01 on the log scale.
+PointEvidence evidence(double change_pct, double p_adjusted, double p_within,
+                       int rounds = 40) {
+  const LogChange log_change{.rounds = rounds,
+                             .estimate = std::log1p(change_pct / 100),
+                             .standard_error = 0.01,
+                             .degrees_of_freedom = rounds - 2 * (rounds / 5) - 1};
+  return PointEvidence{.change = change_of(log_change, 0.05),
+                       .threshold_pct = 2,
+                       .p_value = p_adjusted,
+                       .p_adjusted = p_adjusted,
+                       .p_within = p_within,
+                       .looks = 3,
+                       .mde_pct = kInfinity};
 }
 
-PointEvidence evidence(Change change, double threshold, double p, double p_adjusted) {
-  return PointEvidence{
-      .change = change, .threshold_pct = threshold, .p_value = p, .p_adjusted = p_adjusted};
-}
+constexpr double kLevelOfNine = 0.05 / 9;
 
-TEST(JudgePoint, FasterNeedsTheIntervalAboveTheThresholdAndASignificantCorrectedTest) {
+TEST(JudgePoint, FasterAndSlowerNeedTheCorrectedTestBeyondTheThreshold) {
   const Settings settings;
-  const auto faster = judge_point(evidence(change_of(10, 6, 14), 3, 0.001, 0.009), settings);
+  const auto faster = judge_point(evidence(10, 0.001, 1), false, settings, kLevelOfNine);
   EXPECT_EQ(faster.verdict, PointVerdict::kFaster);
-  EXPECT_FALSE(faster.more_rounds);
-  // The same interval, but the threshold (the A/A band) reaches into it.
-  EXPECT_EQ(judge_point(evidence(change_of(10, 6, 14), 7, 0.3, 0.6), settings).verdict,
-            PointVerdict::kAmbiguous);
-}
-
-TEST(JudgePoint, SlowerIsTheMirrorImage) {
-  EXPECT_EQ(judge_point(evidence(change_of(-10, -14, -6), 3, 0.001, 0.009), Settings{}).verdict,
+  EXPECT_FALSE(faster.rounds_to_settle);
+  EXPECT_EQ(judge_point(evidence(-10, 0.001, 1), false, settings, kLevelOfNine).verdict,
             PointVerdict::kSlower);
-}
-
-TEST(JudgePoint, WithinNoiseNeedsTheIntervalInsideTheThreshold) {
-  const Settings settings;
-  EXPECT_EQ(judge_point(evidence(change_of(0.5, -1.5, 2.5), 3, 1, 1), settings).verdict,
-            PointVerdict::kWithinNoise);
-  // Touching the threshold is not inside it.
-  EXPECT_EQ(judge_point(evidence(change_of(0.5, -1.5, 3.0), 3, 1, 1), settings).verdict,
+  // The same change, its test not surviving the correction: AMBIGUOUS.
+  EXPECT_EQ(judge_point(evidence(10, 0.06, 1), false, settings, kLevelOfNine).verdict,
             PointVerdict::kAmbiguous);
 }
 
-// The interval clears T at the nominal level, but with 9 points Holm asks this point for
-// p ≤ α/9 and it has only p = 0.02: AMBIGUOUS, and the estimate of rounds uses the corrected
-// level α · p / p_adjusted = 0.05 · 0.02 / 0.18 = α / 9.
-//   distance = |10| − 3 = 7; nominal z = 1.959964, corrected z = 2.772921 (α/18 upper tail);
-//   needed half-width = 7 · 1.959964 / 2.772921 = 4.94778; have (16.5 − 3.5) / 2 = 6.5;
-//   rounds = 40 · (6.5 / 4.94778)² = 69.03 → 70, i.e. 30 more.
-TEST(JudgePoint, SignificantOnlyBeforeTheCorrectionIsAmbiguous) {
-  const auto judgement = judge_point(evidence(change_of(10, 3.5, 16.5), 3, 0.02, 0.18), Settings{});
-  EXPECT_EQ(judgement.verdict, PointVerdict::kAmbiguous);
-  ASSERT_TRUE(judgement.more_rounds);
-  EXPECT_EQ(*judgement.more_rounds, 30);
+// Within ±T: WITHIN_NOISE only when the interval contains 0; a real change smaller than what
+// matters is a SMALL_CHANGE, never "within noise".
+TEST(JudgePoint, WithinTheThresholdIsWithinNoiseOnlyWhenTheIntervalContainsZero) {
+  const Settings settings;
+  // ±1.96 % around +0.5 %: contains 0.
+  EXPECT_EQ(judge_point(evidence(0.5, 1, 0.001), false, settings, kLevelOfNine).verdict,
+            PointVerdict::kWithinNoise);
+  // −1 % with an interval of [−1.5, −0.3]: excludes 0.
+  PointEvidence small = evidence(-1.0, 1, 0.001);
+  small.change.interval_pct = {.lower = -1.5, .upper = -0.3};
+  EXPECT_EQ(judge_point(small, false, settings, kLevelOfNine).verdict,
+            PointVerdict::kSmallChange);
 }
 
-// Estimate inside T: the interval must shrink to fit in ±T.
-//   needed half-width = 3 − |1| = 2; have (5 − (−3)) / 2 = 4; rounds = 40 · (4/2)² = 160.
-TEST(JudgePoint, AmbiguousInsideTheThresholdEstimatesRoundsToFitWithinIt) {
-  const auto judgement = judge_point(evidence(change_of(1, -3, 5), 3, 1, 1), Settings{});
-  EXPECT_EQ(judgement.verdict, PointVerdict::kAmbiguous);
-  ASSERT_TRUE(judgement.more_rounds);
-  EXPECT_EQ(*judgement.more_rounds, 120);
+TEST(JudgePoint, WithheldWhenTheAaCheckFailedWhateverTheEvidence) {
+  EXPECT_EQ(judge_point(evidence(10, 0.001, 1), true, Settings{}, kLevelOfNine).verdict,
+            PointVerdict::kWithheld);
 }
 
-TEST(JudgePoint, AmbiguousOnTheThresholdHasNoRoundEstimate) {
-  const auto judgement = judge_point(evidence(change_of(3, -1, 7), 3, 1, 1), Settings{});
-  EXPECT_EQ(judgement.verdict, PointVerdict::kAmbiguous);
-  EXPECT_FALSE(judgement.more_rounds);
+// AMBIGUOUS says how many rounds in all would settle it, from the planning model at the
+// point's noise: sd = 0.01 · √40 = 0.0632456 per round.
+//   +4 %, beyond the threshold: margin ln 1.04 − ln 1.02 = 0.0194180, level α/9: z =
+//   2.772921 + 1.281552 = 4.054473, n = (4.054473 · 0.0632456 / 0.0194180)² = 174.4 → 175;
+//   +1 %, inside: margin ln 1.02 − ln 1.01 = 0.0098523, level α · w_last (max_rounds 150:
+//   w_last = 0.854415): z(0.0213604) = 2.026430 + 1.281552 = 3.307982,
+//   n = (3.307982 · 0.0632456 / 0.0098523)² = 450.93 → 451.
+TEST(JudgePoint, AmbiguousSaysTheRoundsThatWouldSettleIt) {
+  const Settings settings;
+  const auto beyond = judge_point(evidence(4, 0.2, 1), false, settings, kLevelOfNine);
+  EXPECT_EQ(beyond.verdict, PointVerdict::kAmbiguous);
+  ASSERT_TRUE(beyond.rounds_to_settle);
+  EXPECT_EQ(*beyond.rounds_to_settle, 175);
+  const auto inside = judge_point(evidence(1, 1, 0.3), false, settings, kLevelOfNine);
+  EXPECT_EQ(inside.verdict, PointVerdict::kAmbiguous);
+  ASSERT_TRUE(inside.rounds_to_settle);
+  EXPECT_EQ(*inside.rounds_to_settle, 451);
+  // On the threshold no number of rounds is expected to settle it.
+  EXPECT_FALSE(judge_point(evidence(2, 1, 1), false, settings, kLevelOfNine).rounds_to_settle);
 }
 
-TEST(JudgePoint, TooFewRoundsAreAmbiguousWhateverTheInterval) {
+TEST(JudgePoint, TooFewRoundsAreAmbiguousUntilMinRounds) {
   Settings settings;
   settings.min_rounds = 10;
-  const auto judgement = judge_point(evidence(change_of(50, 45, 55, 6), 3, 0.001, 0.001), settings);
+  const auto judgement = judge_point(evidence(50, 0.001, 1, 6), false, settings, kLevelOfNine);
   EXPECT_EQ(judgement.verdict, PointVerdict::kAmbiguous);
-  ASSERT_TRUE(judgement.more_rounds);
-  EXPECT_EQ(*judgement.more_rounds, 4);
+  EXPECT_EQ(judgement.rounds_to_settle, 10);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -136,7 +149,7 @@ TEST(JudgePoint, TooFewRoundsAreAmbiguousWhateverTheInterval) {
 PointResult point_with(int concurrency, PointVerdict verdict) {
   return PointResult{.concurrency = concurrency,
                      .evidence = {},
-                     .judgement = {.verdict = verdict, .more_rounds = std::nullopt},
+                     .judgement = {.verdict = verdict, .rounds_to_settle = std::nullopt},
                      .variant_median = kLevel};
 }
 
@@ -150,9 +163,11 @@ TEST(SummarizeVariant, EachVerdictAndItsPrecedence) {
 
   EXPECT_EQ(summarize_variant("v", {point_with(1, kSlower), point_with(2, kWithinNoise)}).verdict,
             VariantVerdict::kRejected);
-  EXPECT_EQ(
-      summarize_variant("v", {point_with(1, kAmbiguous), point_with(2, kWithinNoise)}).verdict,
-      VariantVerdict::kInconclusive);
+  // Small changes and withheld points decide nothing.
+  EXPECT_EQ(summarize_variant("v", {point_with(1, kSmallChange), point_with(2, kWithheld),
+                                    point_with(4, kAmbiguous)})
+                .verdict,
+            VariantVerdict::kInconclusive);
   EXPECT_EQ(summarize_variant("v", {}).verdict, VariantVerdict::kInconclusive);
 
   // Faster at small batches, slower at large ones: MIXED, not REJECTED, with both lists.
@@ -165,9 +180,12 @@ TEST(SummarizeVariant, EachVerdictAndItsPrecedence) {
 
 TEST(VerdictNames, AreTheReportsWords) {
   EXPECT_EQ(to_string(PointVerdict::kWithinNoise), "WITHIN_NOISE");
+  EXPECT_EQ(to_string(PointVerdict::kSmallChange), "SMALL_CHANGE");
+  EXPECT_EQ(to_string(PointVerdict::kWithheld), "WITHHELD");
   EXPECT_EQ(to_string(PointVerdict::kAmbiguous), "AMBIGUOUS");
   EXPECT_EQ(to_string(VariantVerdict::kMixed), "MIXED");
-  EXPECT_EQ(to_string(StopReason::kPrecisionReached), "precision reached");
+  EXPECT_EQ(to_string(StopReason::kSettled), "settled");
+  EXPECT_EQ(to_string(StopReason::kAaCheckFailed), "A/A check failed");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -177,24 +195,28 @@ TEST(VerdictNames, AreTheReportsWords) {
 //   "win"    +20 % everywhere                     → ACCEPTED
 //   "lose"   −20 % at 4, unchanged elsewhere      → REJECTED
 //   "split"  +20 % at 1 and 2, −20 % at 4         → MIXED
-//   "same"   unchanged                            → INCONCLUSIVE, WITHIN_NOISE at every point
+//   "same"   unchanged                            → INCONCLUSIVE, no change seen anywhere
 TEST(AnalyzeSweep, HandMadeSweepGetsEachVariantVerdict) {
   SweepSamples sweep{
       .direction = Direction::kHigherIsBetter,
       .variant_names = {"win", "lose", "split", "same"},
       .points = {hand_point(4, {1.2, 0.8, 0.8, 1.0}), hand_point(1, {1.2, 1.0, 1.2, 1.0}),
                  hand_point(2, {1.2, 1.0, 1.2, 1.0})}};
-  const SweepResult result = analyze_sweep(sweep, fast_settings());
+  const Settings settings = hand_settings();
+  const SweepResult result = analyze_sweep(sweep, settings);
 
   ASSERT_EQ(result.noise.size(), 3u);
   EXPECT_EQ(result.noise[0].concurrency, 1);  // ascending, whatever the input order
   EXPECT_EQ(result.noise[2].concurrency, 4);
   for (const PointNoise& noise : result.noise) {
     EXPECT_GT(noise.band_pct, 0);
-    EXPECT_LT(noise.band_pct, 2);  // ±1 % wiggles: the A/A band stays under the minimum effect
+    EXPECT_LT(noise.band_pct, 2);
     EXPECT_DOUBLE_EQ(noise.band_pct, std::max(std::abs(noise.a_a.interval_pct.lower),
                                               std::abs(noise.a_a.interval_pct.upper)));
+    EXPECT_FALSE(noise.flagged);
   }
+  ASSERT_EQ(result.looks.size(), 2u);
+  EXPECT_EQ(result.looks[1].rounds, kHandRounds);
 
   ASSERT_EQ(result.variants.size(), 4u);
   const VariantResult& win = result.variants[0];
@@ -204,14 +226,14 @@ TEST(AnalyzeSweep, HandMadeSweepGetsEachVariantVerdict) {
   for (const PointResult& point : win.points) {
     EXPECT_NEAR(point.evidence.change.change_pct, 20, 1);
     EXPECT_TRUE(point.evidence.change.interval_pct.contains(point.evidence.change.change_pct));
-    EXPECT_EQ(point.evidence.threshold_pct, 2.0);  // the band is smaller than min_effect
+    EXPECT_EQ(point.evidence.threshold_pct, 2.0);
+    EXPECT_EQ(point.evidence.looks, 2);
     EXPECT_LE(point.evidence.p_value, point.evidence.p_adjusted);
   }
 
   const VariantResult& lose = result.variants[1];
   EXPECT_EQ(lose.verdict, VariantVerdict::kRejected);
   EXPECT_EQ(lose.slower_at, (std::vector<int>{4}));
-  EXPECT_EQ(lose.points[0].judgement.verdict, PointVerdict::kWithinNoise);
 
   const VariantResult& split = result.variants[2];
   EXPECT_EQ(split.verdict, VariantVerdict::kMixed);
@@ -221,41 +243,89 @@ TEST(AnalyzeSweep, HandMadeSweepGetsEachVariantVerdict) {
   const VariantResult& same = result.variants[3];
   EXPECT_EQ(same.verdict, VariantVerdict::kInconclusive);
   for (const PointResult& point : same.points) {
-    EXPECT_EQ(point.judgement.verdict, PointVerdict::kWithinNoise);
+    EXPECT_TRUE(point.judgement.verdict == PointVerdict::kWithinNoise ||
+                point.judgement.verdict == PointVerdict::kSmallChange)
+        << to_string(point.judgement.verdict);
+    EXPECT_LT(std::abs(point.evidence.change.change_pct), 1);
   }
-  EXPECT_EQ(result.correction_note, correction_method_note(fast_settings()));
+  EXPECT_EQ(result.correction_note, correction_method_note(settings));
+}
+
+// The p-value over the looks is min over the looks of p / share, each p from the rounds up
+// to its look: recomputed here by hand from the first 10 and all 20 rounds.
+TEST(AnalyzeSweep, PValuesAreAdjustedForTheLooks) {
+  const SweepSamples sweep{.direction = Direction::kHigherIsBetter,
+                           .variant_names = {"v"},
+                           .points = {hand_point(1, {1.04}, 0.03)}};
+  const Settings settings = hand_settings();
+  const SweepResult result = analyze_sweep(sweep, settings);
+  const auto ratios =
+      paired_log_ratios(sweep.points[0].variants[0], sweep.points[0].baseline, sweep.direction);
+  std::vector<double> first, all;
+  for (std::size_t r = 0; r < ratios.size(); ++r) {
+    if (r < 10) first.push_back(*ratios[r]);
+    all.push_back(*ratios[r]);
+  }
+  const std::vector<Look> looks = look_schedule(settings);
+  const double by_hand =
+      std::min({1.0, p_beyond(trimmed_log_change(first), 2) / looks[0].alpha_share,
+                p_beyond(trimmed_log_change(all), 2) / looks[1].alpha_share});
+  const PointEvidence& evidence = result.variants[0].points[0].evidence;
+  EXPECT_DOUBLE_EQ(evidence.p_value, by_hand);
+  EXPECT_DOUBLE_EQ(evidence.change.change_pct, change_of(trimmed_log_change(all), 0.05).change_pct);
+  // The minimum detectable effect at the point's noise and rounds, at the planning level of a
+  // one-point family.
+  EXPECT_DOUBLE_EQ(evidence.mde_pct,
+                   minimum_detectable_effect_pct(
+                       evidence.change.standard_error_log * std::sqrt(20.0), 20, 2,
+                       planning_level(settings, 1)));
+}
+
+// A′ runs 5 % above A in every round (an order effect the interleaving did not remove): the
+// A/A check fails, and the point's verdicts are withheld, even for a variant that is 20 %
+// faster.
+TEST(AnalyzeSweep, AFailedAaCheckWithholdsThePointsVerdicts) {
+  constexpr double kOrderEffect = 1.05;
+  PointSamples point = hand_point(1, {1.2});
+  for (auto& sample : point.baseline_repeat) *sample *= kOrderEffect;
+  const SweepSamples sweep{.direction = Direction::kHigherIsBetter,
+                           .variant_names = {"v"},
+                           .points = {point, hand_point(2, {1.2})}};
+  const SweepResult result = analyze_sweep(sweep, hand_settings());
+  EXPECT_TRUE(result.noise[0].flagged);
+  EXPECT_LT(result.noise[0].p_check, 0.05);
+  EXPECT_FALSE(result.noise[1].flagged);
+  EXPECT_EQ(result.variants[0].points[0].judgement.verdict, PointVerdict::kWithheld);
+  EXPECT_EQ(result.variants[0].points[1].judgement.verdict, PointVerdict::kFaster);
+  EXPECT_EQ(result.variants[0].faster_at, (std::vector<int>{2}));
+}
+
+// +1 % at ±0.3 % wiggles: a real change (the interval excludes 0), inside the 2 % that
+// matters: SMALL_CHANGE, not WITHIN_NOISE.
+TEST(AnalyzeSweep, ARealChangeBelowTheThresholdIsASmallChange) {
+  const SweepSamples sweep{.direction = Direction::kHigherIsBetter,
+                           .variant_names = {"v"},
+                           .points = {hand_point(1, {1.01}, 0.003)}};
+  const SweepResult result = analyze_sweep(sweep, hand_settings());
+  const PointResult& point = result.variants[0].points[0];
+  EXPECT_GT(point.evidence.change.interval_pct.lower, 0);
+  EXPECT_LT(point.evidence.change.interval_pct.upper, 2);
+  EXPECT_EQ(point.judgement.verdict, PointVerdict::kSmallChange);
+  EXPECT_EQ(result.variants[0].verdict, VariantVerdict::kInconclusive);
 }
 
 // +3 % at ±5 % wiggles over 12 rounds: the interval straddles the 2 % minimum effect.
-TEST(AnalyzeSweep, NoisyShortPointIsAmbiguousAndSaysHowManyMoreRounds) {
+TEST(AnalyzeSweep, NoisyShortPointIsAmbiguousAndSaysHowManyRounds) {
   constexpr double kNoisy = 0.05;
   constexpr int kFewRounds = 12;
   const SweepSamples sweep{.direction = Direction::kHigherIsBetter,
                            .variant_names = {"v"},
                            .points = {hand_point(1, {1.03}, kNoisy, kFewRounds)}};
-  const SweepResult result = analyze_sweep(sweep, fast_settings());
+  const SweepResult result = analyze_sweep(sweep, hand_settings());
   const PointResult& point = result.variants[0].points[0];
   EXPECT_EQ(point.judgement.verdict, PointVerdict::kAmbiguous);
-  ASSERT_TRUE(point.judgement.more_rounds);
-  EXPECT_GT(*point.judgement.more_rounds, 0);
-  EXPECT_EQ(result.variants[0].verdict, VariantVerdict::kInconclusive);
-}
-
-// A′ runs 5 % above A in every round (an order effect the interleaving did not remove), so
-// the A/A band is ≈ 5 %: a steady +4 % variant is beyond the 2 % minimum effect but not beyond
-// what A/A shows, and must not be called FASTER.
-TEST(AnalyzeSweep, ChangeInsideTheAaBandIsNotFaster) {
-  constexpr double kOrderEffect = 1.05;
-  PointSamples point = hand_point(1, {1.04});
-  for (auto& sample : point.baseline_repeat) *sample *= kOrderEffect;
-  const SweepSamples sweep{
-      .direction = Direction::kHigherIsBetter, .variant_names = {"v"}, .points = {point}};
-  const SweepResult result = analyze_sweep(sweep, fast_settings());
-  const PointResult& judged = result.variants[0].points[0];
-  EXPECT_GT(result.noise[0].band_pct, 4.5);
-  EXPECT_EQ(judged.evidence.threshold_pct, result.noise[0].band_pct);
-  EXPECT_GT(judged.evidence.change.interval_pct.lower, fast_settings().min_effect_pct);
-  EXPECT_EQ(judged.judgement.verdict, PointVerdict::kWithinNoise);
+  ASSERT_TRUE(point.judgement.rounds_to_settle);
+  EXPECT_GT(*point.judgement.rounds_to_settle, kFewRounds);
   EXPECT_EQ(result.variants[0].verdict, VariantVerdict::kInconclusive);
 }
 
@@ -264,7 +334,7 @@ TEST(AnalyzeSweep, LatenciesAreJudgedAsSpeed) {
   const SweepSamples sweep{.direction = Direction::kLowerIsBetter,
                            .variant_names = {"quicker"},
                            .points = {hand_point(1, {0.8})}};
-  const SweepResult result = analyze_sweep(sweep, fast_settings());
+  const SweepResult result = analyze_sweep(sweep, hand_settings());
   EXPECT_EQ(result.variants[0].verdict, VariantVerdict::kAccepted);
   EXPECT_NEAR(result.variants[0].points[0].evidence.change.change_pct, 25, 1);
   EXPECT_NEAR(result.variants[0].points[0].variant_median, 0.8 * kLevel, 0.01 * kLevel);
@@ -274,7 +344,7 @@ TEST(AnalyzeSweep, LatenciesAreJudgedAsSpeed) {
 // it must not reach the comparison; the baseline's missing round shortens the pairs by one.
 TEST(AnalyzeSweep, RoundsWithAMissingSideAreDropped) {
   constexpr std::size_t kThrottledRound = 5;
-  constexpr double kWild = 50;  // ×50: would drag the variant's median if it were paired
+  constexpr double kWild = 50;  // ×50: would drag the estimate if it were paired
   PointSamples point = hand_point(1, {1.0});
   point.baseline[kThrottledRound] = std::nullopt;
   point.variants[0][kThrottledRound] = *point.variants[0][kThrottledRound] * kWild;
@@ -282,12 +352,13 @@ TEST(AnalyzeSweep, RoundsWithAMissingSideAreDropped) {
   for (int extra = 0; extra < kHandRounds; ++extra) point.variants[0].push_back(kLevel * kWild);
   const SweepSamples sweep{
       .direction = Direction::kHigherIsBetter, .variant_names = {"v"}, .points = {point}};
-  const SweepResult result = analyze_sweep(sweep, fast_settings());
+  Settings settings = hand_settings();
+  settings.max_rounds = 2 * kHandRounds;  // the variant ran 40 rounds
+  const SweepResult result = analyze_sweep(sweep, settings);
   const PointResult& judged = result.variants[0].points[0];
   EXPECT_EQ(judged.evidence.change.paired_rounds, kHandRounds - 1);
   EXPECT_EQ(result.noise[0].a_a.paired_rounds, kHandRounds - 1);
   EXPECT_LT(std::abs(judged.evidence.change.change_pct), 2);
-  EXPECT_EQ(judged.judgement.verdict, PointVerdict::kWithinNoise);
 }
 
 TEST(AnalyzeSweep, WholeSweepFamilyAdjustsAcrossVariants) {
@@ -296,7 +367,7 @@ TEST(AnalyzeSweep, WholeSweepFamilyAdjustsAcrossVariants) {
   const SweepSamples sweep{.direction = Direction::kHigherIsBetter,
                            .variant_names = {"a", "b"},
                            .points = {hand_point(1, {1.05, 1.05}, 0.03, kHandRounds)}};
-  Settings settings = fast_settings();
+  Settings settings = hand_settings();
   const SweepResult each = analyze_sweep(sweep, settings);
   settings.family = CorrectionFamily::kWholeSweep;
   const SweepResult whole = analyze_sweep(sweep, settings);
@@ -310,7 +381,7 @@ TEST(AnalyzeSweep, WholeSweepFamilyAdjustsAcrossVariants) {
 }
 
 TEST(AnalyzeSweep, RejectsMalformedInput) {
-  const Settings settings = fast_settings();
+  const Settings settings = hand_settings();
   SweepSamples duplicate{.direction = Direction::kHigherIsBetter,
                          .variant_names = {"v"},
                          .points = {hand_point(1, {1.0}), hand_point(1, {1.0})}};
@@ -390,7 +461,7 @@ TEST(ThroughputCurves, ComeFromTheAnalysisAndFeedFindDips) {
       for (auto& sample : *arm) *sample *= scale;
     }
   }
-  const SweepResult result = analyze_sweep(sweep, fast_settings());
+  const SweepResult result = analyze_sweep(sweep, hand_settings());
   const std::vector<ArmCurve> curves = throughput_curves(result);
   ASSERT_EQ(curves.size(), 2u);
   EXPECT_EQ(curves[0].arm, "baseline");
@@ -402,77 +473,84 @@ TEST(ThroughputCurves, ComeFromTheAnalysisAndFeedFindDips) {
   EXPECT_NEAR(dips[0].dip_pct, 25, 1);
 
   sweep.direction = Direction::kLowerIsBetter;
-  EXPECT_THROW(throughput_curves(analyze_sweep(sweep, fast_settings())), std::invalid_argument);
+  EXPECT_THROW(throughput_curves(analyze_sweep(sweep, hand_settings())), std::invalid_argument);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Stopping
 
-PointState state_of(int rounds, double elapsed_s, double aa_half_width, double variant_half_width) {
-  return PointState{
-      .rounds = rounds,
-      .elapsed_s = elapsed_s,
-      .comparisons = {
-          {.name = "A/A", .paired_rounds = rounds, .half_width_pct = aa_half_width},
-          {.name = "v", .paired_rounds = rounds, .half_width_pct = variant_half_width}}};
+SequentialComparison comparison_with(double p_beyond, double p_within) {
+  return SequentialComparison{.change = {}, .looks = 2, .p_beyond = p_beyond,
+                              .p_within = p_within};
+}
+
+// A state at a look, with the A/A comparison and two variants.
+PointState look_state(int rounds, SequentialComparison a_a, SequentialComparison first,
+                      SequentialComparison second) {
+  return PointState{.rounds = rounds,
+                    .elapsed_s = 1,
+                    .at_look = true,
+                    .comparisons = {{"A/A", a_a}, {"up", first}, {"same", second}}};
 }
 
 Settings stopping_settings() {
   Settings settings;
-  settings.min_effect_pct = 2;
-  settings.min_rounds = 5;
-  settings.max_rounds = 50;
+  settings.min_rounds = 10;
+  settings.max_rounds = 80;
   settings.time_budget_s = 100;
   return settings;
 }
 
-TEST(PrecisionStoppingRule, StopsWhenEveryIntervalIsNarrowerThanTheMinimumEffect) {
-  const PrecisionStoppingRule rule(stopping_settings());
-  const StopDecision decision = rule.decide(state_of(12, 1, 1.5, 1.9));
-  EXPECT_TRUE(decision.stop());
-  EXPECT_EQ(decision.reason, StopReason::kPrecisionReached);
-  EXPECT_NE(decision.text.find("1.90"), std::string::npos) << decision.text;
-  // It is the intervals' half-width that is below the minimum effect (their estimates may well
-  // lie beyond it): "within ±1.9 %" read as a claim about the change.
-  EXPECT_NE(decision.text.find("every interval's half-width ≤ ±1.90 %, below the 2 % minimum "
-                               "effect"),
-            std::string::npos)
-      << decision.text;
+constexpr int kNinePoints = 9;
+
+TEST(SequentialStoppingRule, StopsWhenEveryVariantIsSettledEitherWay) {
+  const SequentialStoppingRule rule(stopping_settings(), kNinePoints);
+  const auto quiet_aa = comparison_with(1, 0.001);
+  // Beyond at α / 9 = 0.00556, and within at α: both settled.
+  const StopDecision settled =
+      rule.decide(look_state(20, quiet_aa, comparison_with(0.005, 1), comparison_with(1, 0.04)));
+  EXPECT_EQ(settled.reason, StopReason::kSettled);
+  EXPECT_NE(settled.text.find("up beyond ±2 %"), std::string::npos) << settled.text;
+  EXPECT_NE(settled.text.find("same within ±2 %"), std::string::npos) << settled.text;
+  // Beyond only at α, not at α / 9: it might not survive Holm, so the point goes on.
+  const StopDecision open =
+      rule.decide(look_state(20, quiet_aa, comparison_with(0.01, 1), comparison_with(1, 0.04)));
+  EXPECT_EQ(open.reason, StopReason::kKeepGoing);
+  EXPECT_NE(open.text.find("up"), std::string::npos) << open.text;
 }
 
-TEST(PrecisionStoppingRule, KeepsGoingWhileAnyIntervalIsTooWideIncludingTheAaOne) {
-  const PrecisionStoppingRule rule(stopping_settings());
-  const StopDecision aa_wide = rule.decide(state_of(12, 1, 2.5, 1.0));
-  EXPECT_FALSE(aa_wide.stop());
-  EXPECT_EQ(aa_wide.reason, StopReason::kKeepGoing);
-  EXPECT_NE(aa_wide.text.find("A/A"), std::string::npos) << aa_wide.text;
-  EXPECT_FALSE(rule.decide(state_of(12, 1, 1.0, 2.0)).stop());  // "narrower" is strict
+TEST(SequentialStoppingRule, StopsWhenTheAaCheckFails) {
+  const SequentialStoppingRule rule(stopping_settings(), kNinePoints);
+  const StopDecision decision = rule.decide(
+      look_state(20, comparison_with(0.01, 1), comparison_with(1, 1), comparison_with(1, 1)));
+  EXPECT_EQ(decision.reason, StopReason::kAaCheckFailed);
+  EXPECT_NE(decision.text.find("verdicts withheld"), std::string::npos) << decision.text;
 }
 
-TEST(PrecisionStoppingRule, WaitsForTheMinimumRounds) {
-  const PrecisionStoppingRule rule(stopping_settings());
-  const StopDecision early = rule.decide(state_of(4, 1, 0.1, 0.1));
-  EXPECT_FALSE(early.stop());
-  EXPECT_NE(early.text.find("4 of at least 5"), std::string::npos) << early.text;
-  EXPECT_TRUE(rule.decide(state_of(5, 1, 0.1, 0.1)).stop());
-  EXPECT_FALSE(rule.decide(PointState{.rounds = 20, .elapsed_s = 1, .comparisons = {}}).stop());
+// Between looks, or before the first, nothing is decided on the data, however clear it looks.
+TEST(SequentialStoppingRule, DecidesOnTheDataOnlyAtLooks) {
+  const SequentialStoppingRule rule(stopping_settings(), kNinePoints);
+  PointState between = look_state(15, comparison_with(1, 0.001), comparison_with(1e-9, 1),
+                                  comparison_with(1, 1e-9));
+  between.at_look = false;
+  EXPECT_FALSE(rule.decide(between).stop());
+  EXPECT_FALSE(rule.decide(PointState{.rounds = 20, .elapsed_s = 1, .at_look = true,
+                                      .comparisons = {}})
+                   .stop());
 }
 
-TEST(PrecisionStoppingRule, StopsOnTheRoundBudget) {
-  const PrecisionStoppingRule rule(stopping_settings());
-  const StopDecision decision = rule.decide(state_of(50, 1, 5, 5));
-  EXPECT_EQ(decision.reason, StopReason::kRoundBudgetSpent);
-  EXPECT_NE(decision.text.find("50 rounds"), std::string::npos) << decision.text;
-  // Precision reached at the same time is the better news, and wins.
-  EXPECT_EQ(rule.decide(state_of(50, 1, 1, 1)).reason, StopReason::kPrecisionReached);
-}
-
-TEST(PrecisionStoppingRule, StopsOnTheTimeBudgetEvenBeforeTheMinimumRounds) {
-  const PrecisionStoppingRule rule(stopping_settings());
-  EXPECT_EQ(rule.decide(state_of(30, 100, 5, 5)).reason, StopReason::kTimeBudgetSpent);
-  EXPECT_EQ(rule.decide(state_of(3, 150, kInfinity, kInfinity)).reason,
-            StopReason::kTimeBudgetSpent);
-  EXPECT_FALSE(rule.decide(state_of(30, 99, 5, 5)).stop());
+TEST(SequentialStoppingRule, StopsOnTheRoundAndTimeBudgets) {
+  const SequentialStoppingRule rule(stopping_settings(), kNinePoints);
+  const auto unsettled = comparison_with(1, 1);
+  const StopDecision rounds = rule.decide(look_state(80, unsettled, unsettled, unsettled));
+  EXPECT_EQ(rounds.reason, StopReason::kRoundBudgetSpent);
+  EXPECT_NE(rounds.text.find("80 rounds"), std::string::npos) << rounds.text;
+  PointState late = look_state(30, unsettled, unsettled, unsettled);
+  late.at_look = false;
+  late.elapsed_s = 100;
+  EXPECT_EQ(rule.decide(late).reason, StopReason::kTimeBudgetSpent);
+  late.rounds = 3;  // even before min_rounds: a budget is a promise
+  EXPECT_EQ(rule.decide(late).reason, StopReason::kTimeBudgetSpent);
 }
 
 // A rule is a type: any other rule plugs into the same place.
@@ -488,173 +566,218 @@ class FixedRounds final : public StoppingRule {
   int rounds_;
 };
 
-int rounds_until_stop(const StoppingRule& rule, int limit) {
-  for (int rounds = 1; rounds <= limit; ++rounds) {
-    if (rule.decide(state_of(rounds, 0, kInfinity, kInfinity)).stop()) return rounds;
-  }
-  return limit + 1;
-}
-
 TEST(StoppingRule, IsPluggable) {
   const std::unique_ptr<StoppingRule> fixed = std::make_unique<FixedRounds>(7);
-  EXPECT_EQ(rounds_until_stop(*fixed, 100), 7);
-  EXPECT_EQ(rounds_until_stop(PrecisionStoppingRule(stopping_settings()), 100), 50);
+  int rounds = 1;
+  while (!fixed->decide(PointState{.rounds = rounds, .elapsed_s = 0, .at_look = false,
+                                   .comparisons = {}})
+              .stop()) {
+    ++rounds;
+  }
+  EXPECT_EQ(rounds, 7);
 }
 
-TEST(PointState, SeesTheSameIntervalsAsTheAnalysis) {
-  PointSamples point = hand_point(3, {1.1, 0.95}, 0.03);
-  point.baseline_repeat.push_back(std::nullopt);  // a 21st round, discarded for A′ ...
-  point.baseline.push_back(kLevel);               // ... but run
+TEST(PointState, AtALookSeesTheSameComparisonsAsTheAnalysis) {
   const SweepSamples sweep{.direction = Direction::kHigherIsBetter,
                            .variant_names = {"up", "down"},
-                           .points = {hand_point(1, {1.0, 1.0}), point}};
-  const Settings settings = fast_settings();
+                           .points = {hand_point(1, {1.0, 1.0}),
+                                      hand_point(3, {1.1, 0.95}, 0.03)}};
+  const Settings settings = hand_settings();
   const PointState state = point_state(sweep, 1, 12.5, settings);
   const SweepResult result = analyze_sweep(sweep, settings);
 
-  EXPECT_EQ(state.rounds, kHandRounds + 1);
+  EXPECT_EQ(state.rounds, kHandRounds);
+  EXPECT_TRUE(state.at_look);
   EXPECT_EQ(state.elapsed_s, 12.5);
   ASSERT_EQ(state.comparisons.size(), 3u);
-  EXPECT_EQ(state.comparisons[0].name, kAaComparisonName);
-  EXPECT_EQ(state.comparisons[0].paired_rounds, kHandRounds);
-  EXPECT_DOUBLE_EQ(state.comparisons[0].half_width_pct, result.noise[1].a_a.half_width_pct());
-  EXPECT_EQ(state.comparisons[2].name, "down");
-  EXPECT_DOUBLE_EQ(state.comparisons[2].half_width_pct,
-                   result.variants[1].points[1].evidence.change.half_width_pct());
+  EXPECT_EQ(state.comparisons[0].first, kAaComparisonName);
+  EXPECT_DOUBLE_EQ(state.comparisons[0].second.p_beyond, result.noise[1].p_check);
+  EXPECT_EQ(state.comparisons[2].first, "down");
+  EXPECT_DOUBLE_EQ(state.comparisons[2].second.p_beyond,
+                   result.variants[1].points[1].evidence.p_value);
+  EXPECT_DOUBLE_EQ(state.comparisons[2].second.change.change_pct,
+                   result.variants[1].points[1].evidence.change.change_pct);
   EXPECT_THROW(point_state(sweep, 2, 0, settings), std::invalid_argument);
+
+  // Between looks: the rounds, nothing computed.
+  PointSamples shorter = hand_point(1, {1.0}, kQuiet, 15);
+  const SweepSamples between{.direction = Direction::kHigherIsBetter,
+                             .variant_names = {"v"},
+                             .points = {shorter}};
+  const PointState no_look = point_state(between, 0, 1, settings);
+  EXPECT_EQ(no_look.rounds, 15);
+  EXPECT_FALSE(no_look.at_look);
+  EXPECT_TRUE(no_look.comparisons.empty());
 }
 
 // ---------------------------------------------------------------------------------------------
-// Simulation: arms measured in rounds with known effects, stopped by the default rule
+// Simulation: whole sweeps measured as the runner measures them
 
-struct Simulation {
-  int points = 9;
-  double noise_sigma = 0.06;            // per-sample noise, as a fraction of the throughput
-  double drift_sigma = 0.0;             // per-round drift shared by every arm of the round
-  std::vector<double> variant_effects;  // true change of each variant, as a fraction
+// What the simulated measurements are like. A sample is
+//   base(concurrency) · (1 + effect) · (1 + drift · time / run length) · exp(σ · z),
+// halved with probability halved_fraction (a heavy tail: a neighbour, a page fault), where
+// time counts the samples taken so far in the whole run and z is standard normal. A drift
+// rises through a round too, so the arms of a round do not see quite the same level.
+struct Scenario {
+  double noise_sigma = 0.06;          // the study's serving-level noise
+  double drift = 0;                   // total rise of the level over the run, as a fraction
+  double halved_fraction = 0;
+  double effect = 0;                  // the variant's true change, as a fraction
 };
 
-constexpr double kSimulatedBaseThroughput = 1000;  // tokens/s at concurrency 1
+constexpr double kSimulatedBaseThroughput = 800;  // tokens/s, as in the issue's runs
 constexpr double kSecondsPerSample = 0.1;          // simulated wall time per arm per round
-// The simulated measuring loop asks the stopping rule after min_rounds rounds, then each time
-// the count has doubled, and at the budget: asking after every round would cost a bootstrap
-// per round, more than a test on one core can afford; doubling keeps the cost of all checks
-// within twice that of the last.
-constexpr int kCheckGrowth = 2;
+constexpr int kSweepPoints = 9;
 
-std::vector<std::string> names_for(const Simulation& simulation) {
-  std::vector<std::string> names;
-  for (std::size_t v = 0; v < simulation.variant_effects.size(); ++v) {
-    names.push_back(fmt::format("v{}", v));
-  }
-  return names;
+// The decision settings of experiments/occupancy.toml, with the round budget given.
+Settings study_settings(int max_rounds) {
+  Settings settings;
+  settings.min_effect_pct = 2;
+  settings.alpha = 0.05;
+  settings.min_rounds = 10;
+  settings.max_rounds = max_rounds;
+  settings.time_budget_s = 1e9;  // the round budget decides, as in the issue's runs
+  settings.correction = Correction::kHolm;
+  return settings;
 }
 
-// One sweep: at each point (concurrency 1, 2, 4, ...), rounds of A, A′ and the variants, with
-// throughput = base · (1 + effect) · (1 + drift of the round) · (1 + noise of the sample),
-// until the default rule stops the point.
-SweepSamples simulate_sweep(const Simulation& simulation, const Settings& settings,
+// One sweep of 9 points (concurrency 1, 2, 4, ...): at each, rounds of A, A′ and the variant in
+// the runner's shuffled order, the default rule asked after every round, until it stops.
+SweepSamples simulate_sweep(const Scenario& scenario, const Settings& settings,
                             std::uint64_t seed) {
   std::mt19937_64 generator(seed);
-  std::normal_distribution<double> noise(0, simulation.noise_sigma);
-  std::normal_distribution<double> drift(0, simulation.drift_sigma);
-  const PrecisionStoppingRule rule(settings);
-  const std::size_t arms = 2 + simulation.variant_effects.size();
-
-  SweepSamples sweep{.direction = Direction::kHigherIsBetter,
-                     .variant_names = names_for(simulation),
-                     .points = {}};
-  for (int p = 0; p < simulation.points; ++p) {
-    const int concurrency = 1 << p;
-    const double base = kSimulatedBaseThroughput * std::sqrt(static_cast<double>(concurrency));
-    sweep.points.push_back(
-        {.concurrency = concurrency,
-         .baseline = {},
-         .baseline_repeat = {},
-         .variants = std::vector<RoundSamples>(simulation.variant_effects.size())});
+  std::normal_distribution<double> normal(0, 1);
+  std::uniform_real_distribution<double> uniform(0, 1);
+  const SequentialStoppingRule rule(settings, family_size(settings, kSweepPoints, 1));
+  const double run_samples = 3.0 * kSweepPoints * settings.max_rounds;
+  double time = 0;
+  SweepSamples sweep{.direction = Direction::kHigherIsBetter, .variant_names = {"v"}, .points = {}};
+  for (int p = 0; p < kSweepPoints; ++p) {
+    const double base = kSimulatedBaseThroughput * std::sqrt(static_cast<double>(1 << p));
+    sweep.points.push_back({.concurrency = 1 << p, .baseline = {}, .baseline_repeat = {},
+                            .variants = {RoundSamples{}}});
     PointSamples& point = sweep.points.back();
-    int next_check = settings.min_rounds;
-    for (int round = 1; round <= settings.max_rounds; ++round) {
-      const double round_level = base * (1 + (simulation.drift_sigma > 0 ? drift(generator) : 0));
-      point.baseline.push_back(round_level * (1 + noise(generator)));
-      point.baseline_repeat.push_back(round_level * (1 + noise(generator)));
-      for (std::size_t v = 0; v < point.variants.size(); ++v) {
-        point.variants[v].push_back(round_level * (1 + simulation.variant_effects[v]) *
-                                    (1 + noise(generator)));
+    std::array<RoundSamples*, 3> arms = {&point.baseline, &point.baseline_repeat,
+                                         &point.variants[0]};
+    for (int round = 1;; ++round) {
+      for (const int a : shuffled({0, 1, 2}, generator)) {
+        double sample = base * (1 + scenario.drift * time / run_samples) *
+                        std::exp(scenario.noise_sigma * normal(generator));
+        if (a == 2) sample *= 1 + scenario.effect;
+        if (uniform(generator) < scenario.halved_fraction) sample /= 2;
+        arms[a]->push_back(sample);
+        time += 1;
       }
-      if (round != next_check) continue;
-      next_check = std::min(round * kCheckGrowth, settings.max_rounds);
-      const double elapsed_s = round * static_cast<double>(arms) * kSecondsPerSample;
-      const StopDecision decision =
-          rule.decide(point_state(sweep, sweep.points.size() - 1, elapsed_s, settings));
-      if (decision.stop()) break;
+      const double elapsed_s = round * 3 * kSecondsPerSample;
+      if (rule.decide(point_state(sweep, sweep.points.size() - 1, elapsed_s, settings)).stop()) {
+        break;
+      }
     }
   }
   return sweep;
 }
 
-bool same_change(const Change& a, const Change& b) {
-  return a.paired_rounds == b.paired_rounds && a.change_pct == b.change_pct &&
-         a.interval_pct.lower == b.interval_pct.lower &&
-         a.interval_pct.upper == b.interval_pct.upper;
+// What a set of simulated sweeps concluded.
+struct Tally {
+  int sweeps = 0;
+  int points = 0;
+  int sweeps_with_a_false_verdict = 0;  // FASTER or SLOWER against a true change of 0
+  int faster_points = 0;
+  int slower_points = 0;
+  int within_noise_points = 0;
+  int small_change_points = 0;
+  int withheld_points = 0;
+  int accepted = 0;
+  int rejected = 0;
+  int variant_covered = 0;  // intervals covering the true change
+  int a_a_covered = 0;      // A/A intervals covering 0
+  long long rounds = 0;
+
+  double per_point(int count) const { return static_cast<double>(count) / points; }
+  double per_sweep(int count) const { return static_cast<double>(count) / sweeps; }
+};
+
+Tally run_sweeps(const Scenario& scenario, int max_rounds, int sweeps, std::uint64_t first_seed) {
+  const Settings settings = study_settings(max_rounds);
+  const double true_change_pct = scenario.effect * 100;
+  Tally tally;
+  for (int s = 0; s < sweeps; ++s) {
+    const SweepResult result =
+        analyze_sweep(simulate_sweep(scenario, settings, first_seed + s), settings);
+    const VariantResult& variant = result.variants[0];
+    ++tally.sweeps;
+    tally.accepted += variant.verdict == VariantVerdict::kAccepted;
+    tally.rejected += variant.verdict == VariantVerdict::kRejected;
+    const bool any_called = !variant.faster_at.empty() || !variant.slower_at.empty();
+    tally.sweeps_with_a_false_verdict += scenario.effect == 0 && any_called;
+    for (std::size_t p = 0; p < variant.points.size(); ++p) {
+      const PointResult& point = variant.points[p];
+      ++tally.points;
+      tally.faster_points += point.judgement.verdict == PointVerdict::kFaster;
+      tally.slower_points += point.judgement.verdict == PointVerdict::kSlower;
+      tally.within_noise_points += point.judgement.verdict == PointVerdict::kWithinNoise;
+      tally.small_change_points += point.judgement.verdict == PointVerdict::kSmallChange;
+      tally.withheld_points += point.judgement.verdict == PointVerdict::kWithheld;
+      tally.variant_covered += point.evidence.change.interval_pct.contains(true_change_pct);
+      tally.a_a_covered += result.noise[p].a_a.interval_pct.contains(0);
+      tally.rounds += point.evidence.change.paired_rounds;
+    }
+  }
+  return tally;
 }
 
-TEST(Simulation, SameSeedGivesIdenticalResultsAndAnotherSeedDoesNot) {
-  const Simulation simulation{
-      .points = 3, .noise_sigma = 0.06, .drift_sigma = 0.02, .variant_effects = {0.05}};
-  Settings settings = fast_settings();
-  settings.max_rounds = 30;
-  const SweepSamples samples = simulate_sweep(simulation, settings, 11);
-  const SweepResult first = analyze_sweep(samples, settings);
-  const SweepResult again = analyze_sweep(simulate_sweep(simulation, settings, 11), settings);
+void print(const char* name, const Tally& tally) {
+  std::printf(
+      "[ study    ] %-32s %4d sweeps: false-verdict sweeps %.3f; points FASTER %.3f SLOWER "
+      "%.3f WITHIN_NOISE %.3f SMALL %.3f WITHHELD %.3f; ACCEPTED %.3f REJECTED %.3f; coverage "
+      "%.3f (A/A %.3f); %.0f rounds per point\n",
+      name, tally.sweeps, tally.per_sweep(tally.sweeps_with_a_false_verdict),
+      tally.per_point(tally.faster_points), tally.per_point(tally.slower_points),
+      tally.per_point(tally.within_noise_points), tally.per_point(tally.small_change_points),
+      tally.per_point(tally.withheld_points), tally.per_sweep(tally.accepted),
+      tally.per_sweep(tally.rejected), tally.per_point(tally.variant_covered),
+      tally.per_point(tally.a_a_covered), static_cast<double>(tally.rounds) / tally.points);
+}
+
+TEST(Simulation, SameSeedGivesIdenticalSweepsAndVerdicts) {
+  const Scenario scenario{.effect = 0.05};
+  const Settings settings = study_settings(40);
+  const SweepResult first = analyze_sweep(simulate_sweep(scenario, settings, 11), settings);
+  const SweepResult again = analyze_sweep(simulate_sweep(scenario, settings, 11), settings);
   for (std::size_t p = 0; p < first.noise.size(); ++p) {
-    EXPECT_TRUE(same_change(first.noise[p].a_a, again.noise[p].a_a));
     const PointResult& a = first.variants[0].points[p];
     const PointResult& b = again.variants[0].points[p];
-    EXPECT_TRUE(same_change(a.evidence.change, b.evidence.change));
+    EXPECT_EQ(a.evidence.change.change_pct, b.evidence.change.change_pct);
     EXPECT_EQ(a.evidence.p_adjusted, b.evidence.p_adjusted);
     EXPECT_EQ(a.judgement.verdict, b.judgement.verdict);
-    EXPECT_EQ(a.judgement.more_rounds, b.judgement.more_rounds);
   }
-
-  // Another seed resamples differently: some interval somewhere moves.
-  Settings reseeded = settings;
-  reseeded.seed += 1;
-  const SweepResult other = analyze_sweep(samples, reseeded);
-  bool any_moved = false;
-  for (std::size_t p = 0; p < first.noise.size(); ++p) {
-    any_moved |= !same_change(first.noise[p].a_a, other.noise[p].a_a);
-    any_moved |= !same_change(first.variants[0].points[p].evidence.change,
-                              other.variants[0].points[p].evidence.change);
-  }
-  EXPECT_TRUE(any_moved);
 }
 
-// Rounds drift by ±20 % (a clock that wanders between rounds) while samples vary by 1 %.
-// Paired, the drift cancels and a 5 % change is FASTER with a narrow interval. The same
-// samples with the variant's rounds shuffled (same values, pairing destroyed) see the drift
-// as noise: the interval widens many times over and the change is no longer found.
+// Rounds drift by ±20 % while samples vary by 1 %. Paired, the drift cancels and a 5 % change
+// is FASTER with a narrow interval. The same samples with the variant's rounds shuffled (same
+// values, pairing destroyed) see the drift as noise: the interval widens many times over.
 TEST(Simulation, PairingRoundsRemovesSharedDrift) {
-  const Simulation simulation{
-      .points = 1, .noise_sigma = 0.01, .drift_sigma = 0.2, .variant_effects = {0.05}};
-  Settings settings = fast_settings();
-  settings.min_rounds = 30;
-  settings.max_rounds = 30;
-  SweepSamples samples = simulate_sweep(simulation, settings, 5);
+  std::mt19937_64 generator(5);
+  std::normal_distribution<double> normal(0, 1);
+  constexpr int kRounds = 30;
+  PointSamples point{.concurrency = 1, .baseline = {}, .baseline_repeat = {}, .variants = {{}}};
+  for (int round = 0; round < kRounds; ++round) {
+    const double level = kLevel * (1 + 0.2 * normal(generator));
+    point.baseline.push_back(level * (1 + 0.01 * normal(generator)));
+    point.baseline_repeat.push_back(level * (1 + 0.01 * normal(generator)));
+    point.variants[0].push_back(level * 1.05 * (1 + 0.01 * normal(generator)));
+  }
+  Settings settings;
+  settings.max_rounds = kRounds;
+  SweepSamples samples{.direction = Direction::kHigherIsBetter, .variant_names = {"v"},
+                       .points = {point}};
   const SweepResult paired = analyze_sweep(samples, settings);
-
-  std::mt19937_64 shuffler(6);
   std::shuffle(samples.points[0].variants[0].begin(), samples.points[0].variants[0].end(),
-               shuffler);
+               generator);
   const SweepResult unpaired = analyze_sweep(samples, settings);
 
   const PointResult& with_pairs = paired.variants[0].points[0];
   const PointResult& without = unpaired.variants[0].points[0];
-  std::printf(
-      "[ verdict  ] drift 20 %%, noise 1 %%, +5 %%: paired ±%.2f %% (%s), pairing "
-      "destroyed ±%.2f %% (%s)\n",
-      with_pairs.evidence.change.half_width_pct(), to_string(with_pairs.judgement.verdict).data(),
-      without.evidence.change.half_width_pct(), to_string(without.judgement.verdict).data());
   EXPECT_EQ(with_pairs.judgement.verdict, PointVerdict::kFaster);
   EXPECT_LT(with_pairs.evidence.change.half_width_pct(), 1.5);
   EXPECT_GT(without.evidence.change.half_width_pct(),
@@ -662,115 +785,82 @@ TEST(Simulation, PairingRoundsRemovesSharedDrift) {
   EXPECT_NE(without.judgement.verdict, PointVerdict::kFaster);
 }
 
-// The study the issue asks for: 200 seeded sweeps of 9 points at 6 % per-sample noise, with the
-// default settings (budget, minimum effect, α, Holm) except for fewer bootstrap resamples. Each
-// sweep measures A, A′ and two variants: "null" (no change: an A/A experiment for the verdict
-// logic) and "ten" (+10 %). One simulation serves every rate, since the variants are judged
-// separately (the family is each variant's points).
-struct Study {
-  int sweeps = 0;
-  int points = 0;
-  int null_false_verdicts = 0;    // sweeps where "null" is ACCEPTED, REJECTED or MIXED
-  int null_false_points = 0;      // "null" points called FASTER or SLOWER
-  int ten_accepted = 0;           // sweeps where "ten" is ACCEPTED
-  int ten_faster_points = 0;      // "ten" points called FASTER
-  int ten_faster_everywhere = 0;  // sweeps where every "ten" point is FASTER
-  int ten_covered_at_middle = 0;  // sweeps whose middle point's interval covers +10 %
-  int ten_covered_points = 0;     // "ten" points whose interval covers +10 %
-  int null_covered_points = 0;    // "null" points whose interval covers 0
-  long long rounds = 0;           // paired rounds of "ten", summed over points
-  int precision_stops = 0;        // points stopped on precision, the rest on the budget
-};
+// Issue 8's targets, each in simulated 9-point sweeps at 6 % per-sample noise measured as the
+// runner measures (its order of the arms, its rule after every round, its looks), with the
+// decision settings of experiments/occupancy.toml (2 % minimum effect, α = 0.05, Holm). Each
+// target is asserted as stated, with no Monte-Carlo allowance: the design's own rates are far
+// from the targets' edges (the printed lines show by how much).
 
-constexpr int kStudySweeps = 200;
-constexpr int kStudyPoints = 9;
-constexpr double kStudyNoiseSigma = 0.06;
-constexpr double kStudyTrueEffect = 0.10;
-constexpr int kStudyResamples = 400;  // ≥ min_resamples_for(9, 0.05) = 359
-constexpr std::uint64_t kStudyFirstSeed = 1000;
-
-Study run_study() {
-  Settings settings;
-  settings.resamples = kStudyResamples;
-  const Simulation simulation{.points = kStudyPoints,
-                              .noise_sigma = kStudyNoiseSigma,
-                              .drift_sigma = 0,
-                              .variant_effects = {0.0, kStudyTrueEffect}};
-  const double true_change_pct = kStudyTrueEffect * 100;
-  Study study;
-  for (int sweep = 0; sweep < kStudySweeps; ++sweep) {
-    const SweepResult result =
-        analyze_sweep(simulate_sweep(simulation, settings, kStudyFirstSeed + sweep), settings);
-    const VariantResult& null = result.variants[0];
-    const VariantResult& ten = result.variants[1];
-    ++study.sweeps;
-    study.null_false_verdicts += null.verdict != VariantVerdict::kInconclusive;
-    study.null_false_points += static_cast<int>(null.faster_at.size() + null.slower_at.size());
-    study.ten_accepted += ten.verdict == VariantVerdict::kAccepted;
-    study.ten_faster_points += static_cast<int>(ten.faster_at.size());
-    study.ten_faster_everywhere += static_cast<int>(ten.faster_at.size()) == kStudyPoints;
-    study.ten_covered_at_middle +=
-        ten.points[kStudyPoints / 2].evidence.change.interval_pct.contains(true_change_pct);
-    for (int p = 0; p < kStudyPoints; ++p) {
-      const Change& change = ten.points[p].evidence.change;
-      ++study.points;
-      study.ten_covered_points += change.interval_pct.contains(true_change_pct);
-      study.null_covered_points += null.points[p].evidence.change.interval_pct.contains(0);
-      study.rounds += change.paired_rounds;
-      study.precision_stops += change.paired_rounds < settings.max_rounds;
-    }
+// A/A: a variant that changes nothing must not be called FASTER or SLOWER at any point, in
+// ≥ 1000 sweeps each of plain noise, a +20 % drift over the run, and 1 % of samples halved.
+TEST(SimulationStudy, IdenticalArmsAreNeverCalledFasterOrSlower) {
+  constexpr int kSweeps = 1000;
+  const Tally plain = run_sweeps({}, 60, kSweeps, 100000);
+  const Tally drift = run_sweeps({.drift = 0.2}, 60, kSweeps, 200000);
+  const Tally tails = run_sweeps({.halved_fraction = 0.01}, 60, kSweeps, 300000);
+  print("A/A, 6 % noise, 60 rounds", plain);
+  print("A/A, +20 % drift", drift);
+  print("A/A, 1 % of samples halved", tails);
+  for (const Tally* tally : {&plain, &drift, &tails}) {
+    EXPECT_LE(tally->sweeps_with_a_false_verdict, kSweeps / 20);  // ≤ 5 % of sweeps
   }
-  return study;
+  // Coverage of the 95 % intervals of the (null) variant and of the A/A comparison: at 9000
+  // points a rate of 95 % has sd 0.23 %, so 93-97 % is ±8 sd, room for the trimmed mean's
+  // small-sample approximation but not for a wrong level.
+  for (const Tally* tally : {&plain, &drift, &tails}) {
+    EXPECT_GE(tally->per_point(tally->variant_covered), 0.93);
+    EXPECT_LE(tally->per_point(tally->variant_covered), 0.97);
+    EXPECT_GE(tally->per_point(tally->a_a_covered), 0.93);
+    EXPECT_LE(tally->per_point(tally->a_a_covered), 0.97);
+  }
 }
 
-double rate(int count, int of) {
-  return static_cast<double>(count) / of;
+// +5 %: FASTER at ≥ 90 % of points within 150 rounds, never WITHIN_NOISE (nor a small
+// change), intervals covering +5 % at 93-97 %. −5 %: REJECTED in ≥ 90 % of runs.
+TEST(SimulationStudy, AFivePercentChangeIsFoundWithin150Rounds) {
+  constexpr int kSweeps = 300;
+  const Tally up = run_sweeps({.effect = 0.05}, 150, kSweeps, 400000);
+  const Tally down = run_sweeps({.effect = -0.05}, 150, kSweeps, 500000);
+  print("+5 %, 150 rounds", up);
+  print("-5 %, 150 rounds", down);
+  EXPECT_GE(up.per_point(up.faster_points), 0.90);
+  EXPECT_EQ(up.within_noise_points + up.small_change_points, 0);
+  EXPECT_GE(up.per_point(up.variant_covered), 0.93);
+  EXPECT_LE(up.per_point(up.variant_covered), 0.97);
+  EXPECT_GE(down.per_sweep(down.rejected), 0.90);
+  EXPECT_EQ(down.within_noise_points + down.small_change_points, 0);
 }
 
-// One study, three claims (one test, so that ctest, which runs each test in its own process,
-// simulates only once):
-//
-// 1. False verdicts for the variant that changes nothing: at most α plus a Monte-Carlo
-//    allowance, 16 of 200 (8 %). Were the true rate exactly α = 5 %, 17 or more would turn up
-//    with probability 2.4 % (binomial tail), so a count above 16 means a rate above α.
-// 2. Power: a true +10 % at 6 % noise is found at the default budget, the variant ACCEPTED in
-//    ≥ 90 % of sweeps and FASTER at ≥ 90 % of its points.
-// 3. Coverage: the 95 % interval covers the true +10 % in about 95 % of sweeps. At 200 sweeps
-//    the count has sd √(200 · 0.95 · 0.05) = 3.1 (1.5 %): [0.90, 0.99] is −3.2 to +2.6 sd
-//    around 95 %, room for the percentile bootstrap's slight small-sample bias, while an
-//    interval at the wrong level (90 % or 99.9 %), unpaired or off-centre falls outside. Over
-//    all 1800 points (independent across points) the count is tighter: ±3 sd of 0.5 % around
-//    95 % is [0.935, 0.965]; the upper end is relaxed to 0.975, since an interval slightly too
-//    wide (the bootstrap of a median tends that way) costs power, not correctness.
-TEST(SimulationStudy, AtTheDefaultBudgetFalseVerdictsAreRarePowerIsHighCoverageNominal) {
-  const Study study = run_study();
-  std::printf(
-      "[ study    ] %d sweeps x %d points, noise %.0f %%, B = %d, defaults otherwise; "
-      "%.1f rounds per point on average, %d of %d points stopped on precision\n"
-      "[ study    ] false FASTER/SLOWER variant verdicts (A/A): %.3f (%d points of %d)\n"
-      "[ study    ] +10 %%: ACCEPTED %.3f, FASTER per point %.3f, FASTER at all %d points %.3f\n"
-      "[ study    ] 95 %% interval coverage: +10 %% at the middle point %.3f, over all points "
-      "%.3f; 0 %% for the null variant %.3f\n",
-      study.sweeps, kStudyPoints, kStudyNoiseSigma * 100, kStudyResamples,
-      static_cast<double>(study.rounds) / study.points, study.precision_stops, study.points,
-      rate(study.null_false_verdicts, study.sweeps), study.null_false_points, study.points,
-      rate(study.ten_accepted, study.sweeps), rate(study.ten_faster_points, study.points),
-      kStudyPoints, rate(study.ten_faster_everywhere, study.sweeps),
-      rate(study.ten_covered_at_middle, study.sweeps), rate(study.ten_covered_points, study.points),
-      rate(study.null_covered_points, study.points));
+// +10 %: FASTER at ≥ 99 % of points within 60 rounds.
+TEST(SimulationStudy, ATenPercentChangeIsFoundWithin60Rounds) {
+  const Tally ten = run_sweeps({.effect = 0.10}, 60, 300, 600000);
+  print("+10 %, 60 rounds", ten);
+  EXPECT_GE(ten.per_point(ten.faster_points), 0.99);
+}
 
-  constexpr int kMostFalseVerdicts = 16;
-  EXPECT_LE(study.null_false_verdicts, kMostFalseVerdicts);
-
-  EXPECT_GE(rate(study.ten_accepted, study.sweeps), 0.90);
-  EXPECT_GE(rate(study.ten_faster_points, study.points), 0.90);
-
-  const double at_middle = rate(study.ten_covered_at_middle, study.sweeps);
-  EXPECT_GE(at_middle, 0.90);
-  EXPECT_LE(at_middle, 0.99);
-  const double all_points = rate(study.ten_covered_points, study.points);
-  EXPECT_GE(all_points, 0.935);
-  EXPECT_LE(all_points, 0.975);
+// The plan: the rounds that rounds_for_power asks for, at the noise a pilot measures, give a
+// simulated power within ±10 points of the promised 90 %.
+TEST(SimulationStudy, PlannedRoundsDeliverThePromisedPower) {
+  const Scenario scenario{.effect = 0.08};
+  // The pilot: 2000 paired rounds of the variant against A at this noise, as a long first
+  // look would measure them.
+  std::mt19937_64 generator(7);
+  std::normal_distribution<double> normal(0, 1);
+  std::vector<double> pilot;
+  for (int r = 0; r < 2000; ++r) {
+    pilot.push_back(scenario.noise_sigma * (normal(generator) - normal(generator)));
+  }
+  const LogChange pilot_change = trimmed_log_change(pilot);
+  const double sd_log = pilot_change.standard_error * std::sqrt(2000.0);
+  const int planned = *rounds_for_power(sd_log, 8.0, 2.0, planning_level(study_settings(150),
+                                                                         kSweepPoints));
+  const Tally tally = run_sweeps(scenario, planned, 300, 700000);
+  std::printf("[ study    ] plan: sd %.4f per round, +8 %% needs %d rounds; simulated power "
+              "%.3f\n",
+              sd_log, planned, tally.per_point(tally.faster_points));
+  print("+8 %, the planned rounds", tally);
+  EXPECT_GE(tally.per_point(tally.faster_points), 0.80);
+  EXPECT_LE(tally.per_point(tally.faster_points), 1.00);
 }
 
 }  // namespace
