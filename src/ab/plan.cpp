@@ -16,12 +16,6 @@ constexpr double kPercent = 100.0;
 // having, which the threshold alone would need infinitely many rounds to resolve.
 constexpr double kDefaultEffectOverThreshold = 2.0;
 
-int rounds_of(const PointSamples& point) {
-  std::size_t rounds = std::max(point.baseline.size(), point.baseline_repeat.size());
-  for (const RoundSamples& arm : point.variants) rounds = std::max(rounds, arm.size());
-  return static_cast<int>(rounds);
-}
-
 }  // namespace
 
 std::vector<PointPlan> plan_sweep(const RunRecord& record, const Experiment& experiment) {
@@ -33,7 +27,7 @@ std::vector<PointPlan> plan_sweep(const RunRecord& record, const Experiment& exp
   std::vector<PointPlan> plans;
   for (const PointSamples& point : samples.points) {
     PointPlan plan{.concurrency = point.concurrency,
-                   .pilot_rounds = rounds_of(point),
+                   .pilot_rounds = rounds_run(point),
                    .seconds_per_round = 0,
                    .variants = {}};
     for (const PointRecord& measured : record.points) {

@@ -205,15 +205,11 @@ SequentialComparison compare_over_looks(const RoundSamples& treatment, const Rou
   return comparison;
 }
 
-namespace {
-
-int rounds_of(const PointSamples& point) {
+int rounds_run(const PointSamples& point) {
   std::size_t rounds = std::max(point.baseline.size(), point.baseline_repeat.size());
   for (const RoundSamples& arm : point.variants) rounds = std::max(rounds, arm.size());
   return static_cast<int>(rounds);
 }
-
-}  // namespace
 
 SweepResult analyze_sweep(const SweepSamples& samples, const Settings& settings) {
   validate(settings);
@@ -236,7 +232,7 @@ SweepResult analyze_sweep(const SweepSamples& samples, const Settings& settings)
   // by_variant[v][i]: variant v at the i-th point, in ascending concurrency.
   std::vector<std::vector<PointResult>> by_variant(variant_count);
   for (const PointSamples* point : points) {
-    const int rounds = rounds_of(*point);
+    const int rounds = rounds_run(*point);
     const SequentialComparison a_a = compare_over_looks(
         point->baseline_repeat, point->baseline, samples.direction, rounds, settings);
     result.noise.push_back(
@@ -424,7 +420,7 @@ PointState point_state(const SweepSamples& samples, std::size_t point_index, dou
   const PointSamples& point = samples.points[point_index];
   check_point(samples, point);
 
-  PointState state{.rounds = rounds_of(point), .elapsed_s = elapsed_s, .at_look = false,
+  PointState state{.rounds = rounds_run(point), .elapsed_s = elapsed_s, .at_look = false,
                    .comparisons = {}};
   const std::vector<int> looks = look_round_counts(settings);
   state.at_look = std::find(looks.begin(), looks.end(), state.rounds) != looks.end();

@@ -158,6 +158,10 @@ struct SweepResult {
   std::vector<Look> looks;              // look_schedule(settings)
 };
 
+// The rounds run at a point: the longest arm's round count (a round whose samples were all
+// discarded still counts).
+int rounds_run(const PointSamples& point);
+
 // The size of one family of the correction: the sweep's points, or points × variants.
 int family_size(const Settings& settings, int points, int variants);
 
