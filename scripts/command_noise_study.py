@@ -27,12 +27,13 @@ SCENARIOS = [
     ("-5 %", -0.05, 150, 10),
 ]
 
-# One sample: a seed from the kernel's entropy (awk's own default seed is the time in seconds,
-# the same for every sample of a second), a Box-Muller normal, the lognormal throughput.
+# One sample: two uniform draws from the kernel's entropy (awk's rand() right after srand()
+# is not uniform enough: its first draws are biased by the seed), a Box-Muller normal, and
+# the lognormal throughput.
 SAMPLE_COMMAND = (
-    "awk -v seed=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ') -v change={change} "
-    "'BEGIN {{ srand(seed); u = rand(); v = rand(); "
-    "z = sqrt(-2 * log(u + 1e-300)) * cos(6.283185307179586 * v); "
+    "set -- $(od -An -N8 -tu4 /dev/urandom); awk -v a=$1 -v b=$2 -v change={change} "
+    "'BEGIN {{ u = (a + 0.5) / 4294967296; v = (b + 0.5) / 4294967296; "
+    "z = sqrt(-2 * log(u)) * cos(6.283185307179586 * v); "
     "printf \"throughput: %.6f tok/s\\n\", 800 * (1 + change) * exp(0.06 * z) }}'"
 )
 
