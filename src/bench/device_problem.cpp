@@ -110,11 +110,11 @@ std::optional<std::string> validate_on_device(HostProblem& host, DeviceProblem& 
   // cudaMemcpy from pageable memory may return before its last DMA lands, on the legacy
   // stream that `stream` does not wait for; the poison must be in place before the launch.
   MLALAB_CUDA_TRY(cudaDeviceSynchronize());
-  if (const cudaError_t status =
+  if (const kernels::LaunchStatus status =
           kernels::launch(device_problem.params(0), config, plan, workspace, stream);
-      status != cudaSuccess) {
+      !status.ok()) {
     cudaGetLastError();
-    return fmt::format("launch failed: {}", cudaGetErrorString(status));
+    return kernels::launch_failure_text(status, device_problem.params(0), config);
   }
   if (const cudaError_t status = cudaStreamSynchronize(stream); status != cudaSuccess) {
     return fmt::format("kernel failed: {}", cudaGetErrorString(status));
@@ -130,7 +130,8 @@ ReplicaTimer::ReplicaTimer(const DeviceProblem& device_problem, const KernelConf
   graph_.capture(stream, [&](cudaStream_t capture_stream) {
     for (int r = 0; r < replicas_; ++r) {
       MLALAB_CUDA_TRY(
-          kernels::launch(device_problem.params(r), config, plan, workspace, capture_stream));
+          kernels::launch(device_problem.params(r), config, plan, workspace, capture_stream)
+              .error);
     }
   });
   warm_up();

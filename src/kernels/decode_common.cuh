@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "core/validate.h"
+#include "kernels/device.h"
 #include "kernels/launch.h"
 #include "kernels/portable/primitives.cuh"
 
@@ -219,13 +220,18 @@ __device__ __forceinline__ void allow_dependent_launch() {
 
 // The host side of a decode launch, shared by every variant of every family.
 template <auto kKernel>
-cudaError_t launch_decode(int block_h, int threads, int smem_bytes, const DecodeParams& params,
-                          const LaunchPlan& plan, void* workspace, cudaStream_t stream) {
+LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const DecodeParams& params,
+                           const LaunchPlan& plan, void* workspace, cudaStream_t stream) {
   const bool plan_matches = plan.num_splits >= 1 && plan.num_splits <= kMaxSplits &&
                             plan.head_blocks == (params.num_heads + block_h - 1) / block_h &&
                             plan.ctas == params.batch * plan.head_blocks * plan.num_splits;
   if (validate_shapes(params) || !plan_matches || (plan.num_splits > 1 && workspace == nullptr)) {
-    return cudaErrorInvalidValue;
+    return {.error = cudaErrorInvalidValue, .refusal = LaunchRefusal::kInvalidInput};
+  }
+  // Decided before asking CUDA, which answers cudaErrorInvalidValue here as for a bad input.
+  const int smem_limit = current_device().smem_optin_bytes;
+  if (smem_limit > 0 && smem_bytes > smem_limit) {
+    return {.error = cudaErrorInvalidValue, .refusal = LaunchRefusal::kCannotRunHere};
   }
 
   // Raise the kernel's dynamic shared-memory limit once per size (not a stream operation, so
@@ -235,7 +241,7 @@ cudaError_t launch_decode(int block_h, int threads, int smem_bytes, const Decode
     if (const auto status = cudaFuncSetAttribute(
             kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
         status != cudaSuccess) {
-      return status;
+      return {.error = status, .refusal = LaunchRefusal::kNone};
     }
     configured_smem_bytes.store(smem_bytes);
   }
@@ -254,11 +260,11 @@ cudaError_t launch_decode(int block_h, int threads, int smem_bytes, const Decode
     args.partial_lse = args.partial_out + rows * params.d_v;
   }
   kKernel<<<plan.ctas, threads, smem_bytes, stream>>>(args);
-  if (const auto status = cudaGetLastError(); status != cudaSuccess) return status;
-  if (plan.num_splits > 1) {
-    return launch_combine(params, plan.num_splits, args.partial_out, args.partial_lse, stream);
+  cudaError_t status = cudaGetLastError();
+  if (status == cudaSuccess && plan.num_splits > 1) {
+    status = launch_combine(params, plan.num_splits, args.partial_out, args.partial_lse, stream);
   }
-  return cudaSuccess;
+  return {.error = status, .refusal = LaunchRefusal::kNone};
 }
 
 }  // namespace mlalab::kernels

@@ -23,6 +23,11 @@ const CurrentDevice& current_device() {
         sm_count > 0) {
       found.sm_count = sm_count;
     }
+    int smem_optin = 0;
+    if (cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ordinal) ==
+        cudaSuccess) {
+      found.smem_optin_bytes = smem_optin;
+    }
     return found;
   }();
   return device;

@@ -6,6 +6,7 @@ namespace mlalab::kernels {
 struct CurrentDevice {
   int compute_capability = 0;  // 10 · major + minor, e.g. 90; 0 when no device answers
   int sm_count = 1;
+  int smem_optin_bytes = 0;    // the most dynamic shared memory a CTA may opt in to; 0: unknown
 };
 
 const CurrentDevice& current_device();

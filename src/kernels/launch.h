@@ -9,8 +9,24 @@
 
 namespace mlalab::kernels {
 
-using LaunchFn = cudaError_t (*)(const DecodeParams& params, const LaunchPlan& plan,
-                                 void* workspace, cudaStream_t stream);
+// Why a launch was refused before any CUDA work. The tuner and every caller must tell "this
+// variant cannot run here" (take another) from "your input is wrong" (fix the call): both used
+// to come back as cudaErrorInvalidValue.
+enum class LaunchRefusal {
+  kNone,           // not refused: launched, or a CUDA call failed (LaunchStatus::error says which)
+  kInvalidInput,   // the call's shapes, plan or workspace: validate_shapes names the field
+  kCannotRunHere,  // the variant on this GPU or in this build: cannot_run_reason says why
+};
+
+struct LaunchStatus {
+  cudaError_t error = cudaSuccess;
+  LaunchRefusal refusal = LaunchRefusal::kNone;
+
+  bool ok() const { return error == cudaSuccess; }
+};
+
+using LaunchFn = LaunchStatus (*)(const DecodeParams& params, const LaunchPlan& plan,
+                                  void* workspace, cudaStream_t stream);
 
 struct VariantHandles {
   LaunchFn launch;             // validates shapes, then launches decode (+ combine if split)

@@ -1,8 +1,11 @@
 #include "kernels/registry.h"
 
+#include <fmt/format.h>
+
 #include <vector>
 
 #include "core/validate.h"
+#include "kernels/device.h"
 #include "kernels/portable/kernel.h"
 #include "kernels/wgmma/kernel.h"
 #include "kernels/wgmma/traits.h"
@@ -101,11 +104,47 @@ cudaError_t max_ctas_per_sm(const Variant& variant, int d_qk, int* ctas) {
                                                        threads_of(variant.shape), smem);
 }
 
-cudaError_t launch(const DecodeParams& params, const KernelConfig& config,
-                   const LaunchPlan& plan, void* workspace, cudaStream_t stream) {
+LaunchStatus launch(const DecodeParams& params, const KernelConfig& config,
+                    const LaunchPlan& plan, void* workspace, cudaStream_t stream) {
   const Variant* variant = find_variant(config.shape);
-  if (variant == nullptr) return cudaErrorInvalidConfiguration;
+  if (variant == nullptr) {
+    return {.error = cudaErrorInvalidConfiguration, .refusal = LaunchRefusal::kCannotRunHere};
+  }
   return variant->handles.launch(params, plan, workspace, stream);
+}
+
+std::string launch_failure_text(const LaunchStatus& status, const DecodeParams& params,
+                                const KernelConfig& config) {
+  switch (status.refusal) {
+    case LaunchRefusal::kInvalidInput:
+      if (const auto error = validate_shapes(params)) return "invalid input: " + error->message();
+      return "invalid input: the launch plan or workspace does not match the call";
+    case LaunchRefusal::kCannotRunHere:
+      return "cannot run here: " + cannot_run_reason(config.shape, params.d_qk)
+                                       .value_or(cudaGetErrorString(status.error));
+    case LaunchRefusal::kNone:
+      break;
+  }
+  return fmt::format("launch failed: {}", cudaGetErrorString(status.error));
+}
+
+std::optional<std::string> cannot_run_reason(const VariantShape& shape, int d_qk) {
+  if (find_variant(shape) == nullptr) {
+    return fmt::format("{} is not compiled into this build (MLALAB_VARIANTS)",
+                       variant_name(shape));
+  }
+  const CurrentDevice& device = current_device();
+  if (shape.family == KernelFamily::kWgmma &&
+      device.compute_capability != wgmma::kComputeCapability) {
+    return fmt::format("needs sm_{}a (wgmma), this GPU is sm_{}", wgmma::kComputeCapability,
+                       device.compute_capability);
+  }
+  const int smem = decode_smem_bytes(shape, d_qk);
+  if (device.smem_optin_bytes > 0 && smem > device.smem_optin_bytes) {
+    return fmt::format("needs {} B of shared memory per CTA, this GPU allows {} B", smem,
+                       device.smem_optin_bytes);
+  }
+  return std::nullopt;
 }
 
 }  // namespace mlalab::kernels

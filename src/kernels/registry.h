@@ -4,6 +4,7 @@
 // and the tests iterate the same set, and nothing else lists variants by hand.
 #include <cuda_runtime_api.h>
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -51,11 +52,22 @@ constexpr int threads_of(const VariantShape& shape) {
 // 0 when it cannot launch at all.
 cudaError_t max_ctas_per_sm(const Variant& variant, int d_qk, int* ctas);
 
-// Launch a planned call: picks the variant by config.shape, validates shapes, launches.
-// Returns cudaErrorInvalidValue for a shape the variant does not accept (call
-// validate_shapes first for the message) and cudaErrorInvalidConfiguration for a variant not
-// compiled into this build. Never exits.
-cudaError_t launch(const DecodeParams& params, const KernelConfig& config,
-                   const LaunchPlan& plan, void* workspace, cudaStream_t stream);
+// Launch a planned call: picks the variant by config.shape, validates shapes, launches. A
+// refused call says why (LaunchStatus::refusal): kInvalidInput for shapes, a plan or a
+// workspace the variant does not accept (validate_shapes names the field), kCannotRunHere for
+// a variant this GPU or build cannot run (cannot_run_reason says why). Never exits.
+LaunchStatus launch(const DecodeParams& params, const KernelConfig& config,
+                    const LaunchPlan& plan, void* workspace, cudaStream_t stream);
+
+// Why a variant cannot run on this GPU or in this build at a row width, or nullopt when it
+// can: not compiled, the wgmma family on a GPU other than sm_90a, more dynamic shared memory
+// than a CTA may opt in to. What launch's kCannotRunHere means, in words.
+std::optional<std::string> cannot_run_reason(const VariantShape& shape, int d_qk);
+
+// A failed launch in words, by its kind: "invalid input: num_heads = 0: allowed [1, 128]",
+// "cannot run here: needs 232,448 B of shared memory per CTA, this GPU allows 232,448 B",
+// "launch failed: <CUDA's error text>".
+std::string launch_failure_text(const LaunchStatus& status, const DecodeParams& params,
+                                const KernelConfig& config);
 
 }  // namespace mlalab::kernels

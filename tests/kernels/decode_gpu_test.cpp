@@ -26,6 +26,7 @@
 #include "bench/problem.h"
 #include "bench/require_gpu.h"
 #include "core/validate.h"
+#include "kernels/device.h"
 #include "kernels/reference/reference.h"
 #include "kernels/registry.h"
 #include "kernels/split_plan.h"
@@ -191,7 +192,7 @@ LaunchOutcome validate_and_launch(const DecodeParams& device_params, const HostP
   if (auto error = validate_tables(device_params, host.page_table.data(), host.seq_lens.data())) {
     return {.rejected = std::move(error)};
   }
-  cudaError_t status = kernels::launch(device_params, config, plan, workspace, stream);
+  cudaError_t status = kernels::launch(device_params, config, plan, workspace, stream).error;
   if (status == cudaSuccess) status = cudaGetLastError();
   return {.status = status};
 }
@@ -367,6 +368,60 @@ INSTANTIATE_TEST_SUITE_P(Layouts, DecodeSweep, ::testing::Values(Layout::kV3, La
                          [](const ::testing::TestParamInfo<Layout>& info) {
                            return std::string(name_of(info.param));
                          });
+
+// The library tells "your input is wrong" from "this variant cannot run here": a tuner takes
+// another variant for the second, a caller fixes the first. Both used to be
+// cudaErrorInvalidValue.
+TEST(DecodeValidation, ABadInputIsRefusedAsSuchNamingTheField) {
+  MLALAB_REQUIRE_GPU();
+  HostProblem host = bench::make_problem({.batch = 2, .num_heads = 16, .seq_lens = {10, 64}});
+  DeviceProblem device(host);
+  const kernels::Variant& variant = kernels::compiled_variants().front();
+  const KernelConfig config{.shape = variant.shape, .split = fixed(1)};
+  const kernels::LaunchPlan plan = kernels::plan_launch(device.params(), config, 64,
+                                                        kernels::DeviceSlots{});
+  DecodeParams bad = device.params();
+  bad.num_heads = 0;
+  const bench::CudaStream stream;
+  const kernels::LaunchStatus status = kernels::launch(bad, config, plan, nullptr, stream.get());
+  EXPECT_FALSE(status.ok());
+  EXPECT_EQ(status.refusal, kernels::LaunchRefusal::kInvalidInput);
+  EXPECT_EQ(kernels::launch_failure_text(status, bad, config),
+            "invalid input: " + validate_shapes(bad)->message());
+  EXPECT_EQ(validate_shapes(bad)->field, "num_heads");
+}
+
+TEST(DecodeValidation, AVariantOverTheSharedMemoryLimitCannotRunHere) {
+  MLALAB_REQUIRE_GPU();
+  HostProblem host = bench::make_problem({.layout = Layout::kV3, .batch = 1, .num_heads = 16,
+                                          .seq_lens = {64}});
+  DeviceProblem device(host);
+  const int limit = kernels::current_device().smem_optin_bytes;
+  const kernels::Variant* too_big = nullptr;
+  for (const kernels::Variant& variant : kernels::compiled_variants()) {
+    if (kernels::decode_smem_bytes(variant.shape, host.dims.d_qk) > limit) too_big = &variant;
+  }
+  if (too_big == nullptr) {
+    GTEST_SKIP() << "no compiled variant needs more than this GPU's " << limit
+                 << " B of shared memory at V3 (compile h64_t64_w8_s4 for this test)";
+  }
+  const KernelConfig config{.shape = too_big->shape, .split = fixed(1)};
+  const kernels::LaunchPlan plan = kernels::plan_launch(device.params(), config, 64,
+                                                        kernels::DeviceSlots{});
+  ASSERT_FALSE(validate_shapes(device.params()));  // the input itself is fine
+  const bench::CudaStream stream;
+  const kernels::LaunchStatus status =
+      kernels::launch(device.params(), config, plan, nullptr, stream.get());
+  EXPECT_FALSE(status.ok());
+  EXPECT_EQ(status.refusal, kernels::LaunchRefusal::kCannotRunHere);
+  const std::string text = kernels::launch_failure_text(status, device.params(), config);
+  EXPECT_EQ(text.rfind("cannot run here: needs ", 0), 0u) << text;
+  EXPECT_NE(text.find("this GPU allows " + std::to_string(limit) + " B"), std::string::npos)
+      << text;
+  EXPECT_EQ(kernels::cannot_run_reason(config.shape, host.dims.d_qk),
+            text.substr(std::string("cannot run here: ").size()));
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);  // refused before CUDA was asked
+}
 
 TEST(DecodeValidation, SequenceLongerThanItsPagesIsRejectedBeforeLaunch) {
   MLALAB_REQUIRE_GPU();

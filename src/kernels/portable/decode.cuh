@@ -315,8 +315,8 @@ __global__ void __launch_bounds__(kWarps * kWarpSize)
 }
 
 template <int kBlockH, int kBlockT, int kWarps, int kStages>
-cudaError_t launch_variant(const DecodeParams& params, const LaunchPlan& plan, void* workspace,
-                           cudaStream_t stream) {
+LaunchStatus launch_variant(const DecodeParams& params, const LaunchPlan& plan, void* workspace,
+                            cudaStream_t stream) {
   using T = Traits<kBlockH, kBlockT, kWarps, kStages>;
   return launch_decode<decode_kernel<kBlockH, kBlockT, kWarps, kStages>>(
       kBlockH, T::kThreads, plan_smem(T::kShape, params.d_qk).total_bytes, params, plan,

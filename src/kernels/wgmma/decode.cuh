@@ -340,9 +340,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 }
 
 template <int kBlockT, int kStages>
-cudaError_t launch_variant(const DecodeParams& params, const LaunchPlan& plan, void* workspace,
-                           cudaStream_t stream) {
-  if (!device_is_sm90a()) return cudaErrorNoKernelImageForDevice;
+LaunchStatus launch_variant(const DecodeParams& params, const LaunchPlan& plan, void* workspace,
+                            cudaStream_t stream) {
+  if (!device_is_sm90a()) {
+    return {.error = cudaErrorNoKernelImageForDevice, .refusal = LaunchRefusal::kCannotRunHere};
+  }
   using T = Traits<kBlockT, kStages>;
   return launch_decode<decode_kernel<kBlockT, kStages>>(
       kBlockH, kThreads, plan_smem(T::kShape, params.d_qk).total_bytes, params, plan, workspace,
