@@ -27,6 +27,7 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/registry.h"
 #include "kernels/split_plan.h"
+#include "tune/feasibility.h"
 
 extern char** environ;
 
@@ -203,22 +204,12 @@ class CudaPoint final : public KernelPoint {
           fmt::format("variant {} is not compiled into this build", arm.variant);
       return preparation;
     }
-    const int d_qk = host_.dims.d_qk;
-    int ctas_per_sm = 0;
-    if (const cudaError_t status = kernels::max_ctas_per_sm(*variant, d_qk, &ctas_per_sm);
-        status != cudaSuccess) {
-      cudaGetLastError();  // occupancy queries leave non-sticky errors behind
-      preparation.invalid_reason =
-          fmt::format("cannot query the kernel on sm_{}{}: {}", device_.cc_major,
-                      device_.cc_minor, cudaGetErrorString(status));
+    const tune::Placement placement = tune::judge_here(variant->shape, host_.dims.d_qk);
+    if (!placement.verdict.feasible) {
+      preparation.invalid_reason = placement.verdict.reason;
       return preparation;
     }
-    if (ctas_per_sm == 0) {
-      preparation.invalid_reason = fmt::format(
-          "needs {} B of shared memory per CTA, this GPU allows {} B",
-          kernels::decode_smem_bytes(variant->shape, d_qk), device_.smem_optin_bytes);
-      return preparation;
-    }
+    const int ctas_per_sm = placement.ctas_per_sm();
     const KernelConfig config{.shape = variant->shape, .split = arm.split};
     const kernels::LaunchPlan plan = kernels::plan_launch(
         device_problem_.params(0), config, host_.max_seq_len(),

@@ -1207,43 +1207,20 @@ std::vector<int> sample_context_lengths(const ContextSpec& spec, int count) {
 }
 
 FeasibilityCheck default_feasibility_check() {
-  struct GpuState {
-    bool queried = false;
-    std::optional<bench::DeviceInfo> device;
-  };
-  auto gpu = std::make_shared<GpuState>();
-  return [gpu](const VariantShape& shape, Layout layout) -> std::optional<std::string> {
-    if (!gpu->queried) {
-      gpu->device = bench::query_device();
-      gpu->queried = true;
-    }
+  return [](const VariantShape& shape, Layout layout) -> std::optional<std::string> {
     const int d_qk = dims_of(layout).d_qk;
-    tune::ResourceUsage usage = tune::planned_usage(shape, d_qk);
-    if (gpu->device) {
-      const auto& device = *gpu->device;
-      if (const auto* variant = kernels::find_variant(shape)) {
-        if (const auto status = tune::query_usage(*variant, d_qk, &usage);
-            status != cudaSuccess) {
-          cudaGetLastError();  // clear it, so that later CUDA calls do not report it again
-          return fmt::format(
-              "cannot be queried on this {} ({}): was its architecture (sm_{}{}) in "
-              "MLALAB_CUDA_ARCHS?",
-              device.gpu, cudaGetErrorString(status), device.cc_major, device.cc_minor);
-        }
-      }
-      const tune::GpuLimits limits{.smem_optin_bytes = device.smem_optin_bytes,
-                                   .smem_per_sm_bytes = device.smem_per_sm_bytes,
-                                   .compute_capability = 10 * device.cc_major + device.cc_minor};
-      const auto verdict = tune::judge(usage, limits, std::nullopt);
-      if (verdict.feasible) return std::nullopt;
-      return fmt::format("{} (on this {})", verdict.reason, device.gpu);
+    if (tune::current_gpu_limits()) {
+      const tune::Placement placement = tune::judge_here(shape, d_qk);
+      if (placement.verdict.feasible) return std::nullopt;
+      return placement.verdict.reason + " (on this GPU)";
     }
-    const auto verdict = tune::judge(usage, std::nullopt, kLargestSmemOptinBytes);
-    if (verdict.feasible) return std::nullopt;
-    return fmt::format(
-        "needs {} B of shared memory (the plan of the kernel traits), more than the {} B "
-        "per CTA that any supported GPU allows (no GPU here: judged on the plan alone)",
-        tune::group_thousands(usage.smem_bytes), tune::group_thousands(kLargestSmemOptinBytes));
+    // No GPU: only a variant that can run nowhere is refused here; the runner, on a GPU,
+    // judges the rest.
+    const tune::Placement placement = tune::judge_here(shape, d_qk, kLargestSmemOptinBytes);
+    if (placement.verdict.feasible) return std::nullopt;
+    return placement.verdict.reason +
+           " (no GPU here: judged on the plan against the largest shared memory per CTA that "
+           "any supported GPU allows)";
   };
 }
 

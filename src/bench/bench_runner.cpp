@@ -22,6 +22,7 @@
 #include "kernels/reference/reference.h"
 #include "kernels/registry.h"
 #include "kernels/split_plan.h"
+#include "tune/feasibility.h"
 
 namespace mlalab::bench {
 namespace {
@@ -84,23 +85,6 @@ BenchRow row_skeleton(const BenchRequest& request, std::string variant, int batc
 
 // ---- CUDA backend -------------------------------------------------------------------------
 
-// Why a variant cannot run here, or nullopt with its resident CTAs per SM.
-std::optional<std::string> infeasibility(const kernels::Variant& variant, int d_qk,
-                                         const DeviceInfo& device, int* ctas_per_sm) {
-  const cudaError_t status = kernels::max_ctas_per_sm(variant, d_qk, ctas_per_sm);
-  if (status != cudaSuccess) {
-    cudaGetLastError();  // occupancy queries leave non-sticky errors behind
-    return fmt::format("cannot query the kernel on sm_{}{}: {}", device.cc_major,
-                       device.cc_minor, cudaGetErrorString(status));
-  }
-  if (*ctas_per_sm == 0) {
-    return fmt::format("needs {} B of shared memory per CTA, this GPU allows {} B",
-                       kernels::decode_smem_bytes(variant.shape, d_qk),
-                       device.smem_optin_bytes);
-  }
-  return std::nullopt;
-}
-
 struct SelectedVariant {
   const kernels::Variant* variant;
   int ctas_per_sm;                    // 0 when infeasible
@@ -108,7 +92,7 @@ struct SelectedVariant {
 };
 
 std::vector<SelectedVariant> select_variants(const BenchRequest& request,
-                                             const DeviceInfo& device, std::ostream* progress) {
+                                             std::ostream* progress) {
   const int d_qk = dims_of(request.layout).d_qk;
   const bool all = std::find(request.variants.begin(), request.variants.end(), kAllVariants) !=
                    request.variants.end();
@@ -118,14 +102,16 @@ std::vector<SelectedVariant> select_variants(const BenchRequest& request,
     const bool named = std::find(request.variants.begin(), request.variants.end(),
                                  variant.name) != request.variants.end();
     if (!all && !named) continue;
-    int ctas_per_sm = 0;
-    auto why_not = infeasibility(variant, d_qk, device, &ctas_per_sm);
-    if (why_not && all && !named) {
+    const tune::Placement placement = tune::judge_here(variant.shape, d_qk);
+    if (!placement.verdict.feasible && all && !named) {
       left_out.push_back(variant.name);
       continue;
     }
-    selected.push_back({.variant = &variant, .ctas_per_sm = ctas_per_sm,
-                        .infeasible = std::move(why_not)});
+    selected.push_back({.variant = &variant,
+                        .ctas_per_sm = placement.ctas_per_sm(),
+                        .infeasible = placement.verdict.feasible
+                                          ? std::nullopt
+                                          : std::optional(placement.verdict.reason)});
   }
   if (!left_out.empty()) {
     report_progress(progress, fmt::format("left out {} variant(s) infeasible on this GPU: {}",
@@ -339,7 +325,7 @@ BenchReport run_cuda_bench(const BenchRequest& request, std::ostream* progress) 
       .copy_gbps = bandwidth.copy_gbps,
   };
 
-  const auto variants = select_variants(request, *device, progress);
+  const auto variants = select_variants(request, progress);
   const std::size_t total = request.batches.size() * request.contexts.size() * variants.size();
   std::optional<std::string> context_lost;
   for (const int batch : request.batches) {

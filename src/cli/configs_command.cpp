@@ -54,29 +54,14 @@ std::string optional_text(const std::optional<int>& value) {
   return value ? tune::group_thousands(*value) : kUnknown;
 }
 
-std::vector<ConfigRow> collect_rows(int d_qk, const std::optional<tune::GpuLimits>& limits,
-                                    std::optional<int> smem_limit) {
+std::vector<ConfigRow> collect_rows(int d_qk, std::optional<int> smem_limit) {
   std::vector<ConfigRow> rows;
   for (const auto& variant : kernels::compiled_variants()) {
-    ConfigRow row;
-    row.variant = &variant;
-    row.usage = tune::planned_usage(variant.shape, d_qk);
-    if (limits) {
-      const auto status = tune::query_usage(variant, d_qk, &row.usage);
-      if (status != cudaSuccess) {
-        cudaGetLastError();  // clear it: the next variant's queries must not see it
-        row.verdict.feasible = false;
-        row.verdict.reason = fmt::format(
-            "cannot be queried on this GPU ({}): was this GPU's architecture in "
-            "MLALAB_CUDA_ARCHS?",
-            cudaGetErrorString(status));
-        rows.push_back(std::move(row));
-        continue;
-      }
-      row.measured = true;
-    }
-    row.verdict = tune::judge(row.usage, limits, smem_limit);
-    rows.push_back(std::move(row));
+    const tune::Placement placement = tune::judge_here(variant.shape, d_qk, smem_limit);
+    rows.push_back({.variant = &variant,
+                    .usage = placement.usage,
+                    .measured = placement.measured,
+                    .verdict = placement.verdict});
   }
   return rows;
 }
@@ -153,12 +138,6 @@ int run_configs(const ConfigsOptions& options) {
 
   std::string why_no_gpu;
   const auto device = bench::query_device(&why_no_gpu);
-  std::optional<tune::GpuLimits> limits;
-  if (device) {
-    limits = tune::GpuLimits{.smem_optin_bytes = device->smem_optin_bytes,
-                             .smem_per_sm_bytes = device->smem_per_sm_bytes,
-                             .compute_capability = 10 * device->cc_major + device->cc_minor};
-  }
 
   const auto variants = kernels::compiled_variants();
   fmt::print("{} compiled kernel variant{}, layout {} (d_qk {}, d_v {})\n", variants.size(),
@@ -182,7 +161,7 @@ int run_configs(const ConfigsOptions& options) {
   }
   fmt::print("\n");
 
-  const auto rows = collect_rows(d_qk, limits, options.smem_limit);
+  const auto rows = collect_rows(d_qk, options.smem_limit);
   print_table(rows);
   const auto count = [&](const char* verdict) {
     return std::count_if(rows.begin(), rows.end(),

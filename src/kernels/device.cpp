@@ -12,12 +12,15 @@ const CurrentDevice& current_device() {
     int minor = 0;
     int sm_count = 0;
     if (cudaGetDevice(&ordinal) != cudaSuccess) return found;
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal) ==
-            cudaSuccess &&
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, ordinal) ==
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal) !=
+            cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, ordinal) !=
             cudaSuccess) {
-      found.compute_capability = 10 * major + minor;
+      cudaGetLastError();  // no usable device: leave no error behind for the next caller
+      return found;
     }
+    found.present = true;
+    found.compute_capability = 10 * major + minor;
     if (cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, ordinal) ==
             cudaSuccess &&
         sm_count > 0) {
@@ -27,6 +30,11 @@ const CurrentDevice& current_device() {
     if (cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ordinal) ==
         cudaSuccess) {
       found.smem_optin_bytes = smem_optin;
+    }
+    int smem_per_sm = 0;
+    if (cudaDeviceGetAttribute(&smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor,
+                               ordinal) == cudaSuccess) {
+      found.smem_per_sm_bytes = smem_per_sm;
     }
     return found;
   }();

@@ -7,6 +7,8 @@ struct CurrentDevice {
   int compute_capability = 0;  // 10 · major + minor, e.g. 90; 0 when no device answers
   int sm_count = 1;
   int smem_optin_bytes = 0;    // the most dynamic shared memory a CTA may opt in to; 0: unknown
+  int smem_per_sm_bytes = 0;   // 0: unknown
+  bool present = false;        // a device answered: the fields above are its own, else defaults
 };
 
 const CurrentDevice& current_device();

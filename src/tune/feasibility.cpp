@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "kernels/device.h"
 #include "kernels/launch.h"
 #include "kernels/wgmma/traits.h"
 
@@ -136,6 +137,36 @@ cudaError_t query_usage(const kernels::Variant& variant, int d_qk, ResourceUsage
   if (status != cudaSuccess) return status;
   usage->max_ctas_per_sm = ctas;
   return cudaSuccess;
+}
+
+std::optional<GpuLimits> current_gpu_limits() {
+  const kernels::CurrentDevice& device = kernels::current_device();
+  if (!device.present) return std::nullopt;
+  return GpuLimits{.smem_optin_bytes = device.smem_optin_bytes,
+                   .smem_per_sm_bytes = device.smem_per_sm_bytes,
+                   .compute_capability = device.compute_capability};
+}
+
+Placement judge_here(const VariantShape& shape, int d_qk,
+                     std::optional<int> smem_limit_override) {
+  Placement placement{.usage = planned_usage(shape, d_qk), .verdict = {}, .measured = false};
+  const std::optional<GpuLimits> limits = current_gpu_limits();
+  const kernels::Variant* variant = kernels::find_variant(shape);
+  if (limits && variant != nullptr) {
+    if (const cudaError_t status = query_usage(*variant, d_qk, &placement.usage);
+        status != cudaSuccess) {
+      cudaGetLastError();  // clear it: the next variant's queries must not see it
+      placement.verdict.feasible = false;
+      placement.verdict.reason = fmt::format(
+          "cannot be queried on this GPU (sm_{}: {}): was its architecture in "
+          "MLALAB_CUDA_ARCHS?",
+          limits->compute_capability, cudaGetErrorString(status));
+      return placement;
+    }
+    placement.measured = true;
+  }
+  placement.verdict = judge(placement.usage, limits, smem_limit_override);
+  return placement;
 }
 
 }  // namespace mlalab::tune

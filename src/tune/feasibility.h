@@ -67,6 +67,28 @@ ResourceUsage planned_usage(const VariantShape& shape, int d_qk);
 // holds the planned part only.
 cudaError_t query_usage(const kernels::Variant& variant, int d_qk, ResourceUsage* usage);
 
+// The limits of this process's GPU (kernels::current_device), or nullopt without one.
+std::optional<GpuLimits> current_gpu_limits();
+
+// A variant judged for this machine at a row width: the one answer to "can it run here, and
+// why not" that bench, the A/B lab, configs and the tuner share.
+//   Compiled, with a GPU: its resources as compiled (query_usage) against the GPU's limits and
+//   the override if given. A kernel that cannot be queried (its architecture was not built)
+//   is infeasible, with that reason.
+//   Otherwise (no GPU, or a shape this build did not compile): its shared-memory plan against
+//   the GPU's limits if there is one, and the override; the rules that need the compiled
+//   kernel are listed as unchecked.
+struct Placement {
+  ResourceUsage usage;
+  Feasibility verdict;
+  bool measured = false;  // usage came from the compiled kernel on this GPU
+
+  // Resident CTAs per SM on this GPU; 0 when infeasible or unknown.
+  int ctas_per_sm() const { return verdict.feasible ? usage.max_ctas_per_sm.value_or(0) : 0; }
+};
+Placement judge_here(const VariantShape& shape, int d_qk,
+                     std::optional<int> smem_limit_override = std::nullopt);
+
 // 101376 → "101,376": the form reasons and tables print byte counts in.
 std::string group_thousands(long long value);
 

@@ -222,6 +222,30 @@ TEST(Judge, MeasuredAndWithinLimitsIsFeasibleWithNothingUnchecked) {
   EXPECT_TRUE(verdict.unchecked.empty());
 }
 
+// judge_here is what bench, the A/B lab and configs ask. Without a GPU it judges the plan: the
+// same verdict as judge on planned_usage, for a compiled shape and for one this build lacks.
+TEST(JudgeHere, WithoutAGpuJudgesThePlanAgainstTheOverride) {
+  if (current_gpu_limits()) GTEST_SKIP() << "a GPU is present: judge_here measures on it";
+  for (const VariantShape& judged : {shape(16, 16, 4, 2), shape(64, 64, 8, 4)}) {
+    const Placement unlimited = judge_here(judged, kV3Dqk);
+    EXPECT_FALSE(unlimited.measured);
+    EXPECT_TRUE(unlimited.verdict.feasible);
+    EXPECT_TRUE(unlimited.verdict.smem_unchecked());
+    EXPECT_EQ(unlimited.ctas_per_sm(), 0);  // unknown without a GPU
+
+    const Placement limited = judge_here(judged, kV3Dqk, kConsumerBlackwellOptin);
+    const Feasibility expected =
+        judge(planned_usage(judged, kV3Dqk), std::nullopt, kConsumerBlackwellOptin);
+    EXPECT_EQ(limited.verdict.feasible, expected.feasible);
+    EXPECT_EQ(limited.verdict.reason, expected.reason);
+    EXPECT_EQ(limited.usage.smem_bytes, planned_usage(judged, kV3Dqk).smem_bytes);
+  }
+  // The 64 × 64 × 4-stage tile needs far more than 99 KiB at V3.
+  const Placement big = judge_here(shape(64, 64, 8, 4), kV3Dqk, kConsumerBlackwellOptin);
+  EXPECT_FALSE(big.verdict.feasible);
+  EXPECT_NE(big.verdict.reason.find("(requested limit)"), std::string::npos) << big.verdict.reason;
+}
+
 TEST(GroupThousands, InsertsCommas) {
   EXPECT_EQ(group_thousands(0), "0");
   EXPECT_EQ(group_thousands(999), "999");
