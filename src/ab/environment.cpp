@@ -12,9 +12,7 @@
 #include <cctype>
 #include <charconv>
 #include <chrono>
-#include <cstdio>
 #include <fstream>
-#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -174,59 +172,6 @@ std::optional<std::string> busy_warning(const EnvironmentRecord& environment,
       kBusyShare * kPercent);
 }
 
-// PCI bus id of the current device (how nvidia-smi names it whatever CUDA_VISIBLE_DEVICES
-// says), restricted to the characters a bus id has, since it goes into a command line.
-std::string current_bus_id() {
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) return {};
-  constexpr int kBusIdChars = 32;
-  std::array<char, kBusIdChars> bus_id{};
-  if (cudaDeviceGetPCIBusId(bus_id.data(), kBusIdChars, device) != cudaSuccess) return {};
-  std::string text(bus_id.data());
-  const bool safe = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
-    return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.';
-  });
-  return safe ? text : std::string{};
-}
-
-struct PipeCloser {
-  void operator()(std::FILE* pipe) const { pclose(pipe); }
-};
-
-// The SM clock, the maximum SM clock and the memory clock in MHz from one nvidia-smi call;
-// -1 for each it cannot tell.
-std::array<int, 3> nvidia_smi_clocks() {
-  std::array<int, 3> clocks = {-1, -1, -1};
-  const std::string bus_id = current_bus_id();
-  if (bus_id.empty()) return clocks;
-  const std::string command = fmt::format(
-      "nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem --format=csv,noheader,nounits "
-      "-i {} 2>/dev/null",
-      bus_id);
-  std::unique_ptr<std::FILE, PipeCloser> pipe(popen(command.c_str(), "r"));
-  if (!pipe) return clocks;
-  constexpr int kLineChars = 256;
-  std::array<char, kLineChars> line{};
-  if (std::fgets(line.data(), kLineChars, pipe.get()) == nullptr) return clocks;
-  std::string_view rest(line.data());
-  for (int& clock : clocks) {
-    const auto comma = rest.find(',');
-    std::string_view field = rest.substr(0, comma);
-    while (!field.empty() && std::isspace(static_cast<unsigned char>(field.front()))) {
-      field.remove_prefix(1);
-    }
-    while (!field.empty() && std::isspace(static_cast<unsigned char>(field.back()))) {
-      field.remove_suffix(1);
-    }
-    int mhz = 0;
-    const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), mhz);
-    if (ec == std::errc{} && end == field.data() + field.size() && mhz > 0) clock = mhz;
-    if (comma == std::string_view::npos) break;
-    rest.remove_prefix(comma + 1);
-  }
-  return clocks;
-}
-
 }  // namespace
 
 EnvironmentRecord host_environment() {
@@ -240,15 +185,15 @@ EnvironmentRecord host_environment() {
 }
 
 EnvironmentRecord cuda_environment(const bench::DeviceInfo& device) {
-  const auto [sm_mhz, max_sm_mhz, mem_mhz] = nvidia_smi_clocks();
+  const bench::GpuClocks clocks = bench::read_gpu_clocks();
   EnvironmentRecord environment = host_environment();
   environment.backend = "cuda";
   environment.gpu = device.gpu;
   environment.sm_count = device.sm_count;
   environment.sm_clock_mhz =
-      sm_mhz > 0 ? sm_mhz : (device.sm_clock_is_current ? device.sm_clock_mhz : -1);
-  environment.max_sm_clock_mhz = max_sm_mhz > 0 ? max_sm_mhz : device.max_sm_clock_mhz;
-  environment.mem_clock_mhz = mem_mhz;
+      clocks.sm_mhz > 0 ? clocks.sm_mhz : (device.sm_clock_is_current ? device.sm_clock_mhz : -1);
+  environment.max_sm_clock_mhz = clocks.max_sm_mhz > 0 ? clocks.max_sm_mhz : device.max_sm_clock_mhz;
+  environment.mem_clock_mhz = clocks.mem_mhz;
   environment.driver = device.driver;
   environment.cuda_runtime = device.cuda_runtime;
   return environment;

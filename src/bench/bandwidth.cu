@@ -7,6 +7,7 @@
 
 #include "bench/cuda_raii.h"
 #include "bench/median.h"
+#include "kernels/device.h"
 
 namespace mlalab::bench {
 namespace {
@@ -74,19 +75,14 @@ double gbps(std::size_t bytes, double ms) {
 }  // namespace
 
 Bandwidth measure_bandwidth(cudaStream_t stream) {
-  int device = 0;
-  MLALAB_CUDA_TRY(cudaGetDevice(&device));
-  int l2_bytes = 0;
-  int sm_count = 0;
-  MLALAB_CUDA_TRY(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
-  MLALAB_CUDA_TRY(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
+  const kernels::CurrentDevice& device = kernels::current_device();
   std::size_t free_bytes = 0;
   std::size_t total_bytes = 0;
   MLALAB_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
 
   // Whole 16-byte loads, and two equal halves for the copy.
   constexpr std::size_t kGranule = 2 * kLoadBytes;
-  std::size_t bytes = std::max(kMinBufferBytes, kL2Multiple * static_cast<std::size_t>(l2_bytes));
+  std::size_t bytes = std::max(kMinBufferBytes, kL2Multiple * device.l2_bytes);
   bytes = std::min(bytes, free_bytes / 2) / kGranule * kGranule;
 
   DeviceBuffer<uint4> buffer(bytes / kLoadBytes);
@@ -97,7 +93,7 @@ Bandwidth measure_bandwidth(cudaStream_t stream) {
   int blocks_per_sm = 0;
   MLALAB_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
       &blocks_per_sm, stream_read_kernel, kThreadsPerBlock, 0));
-  const int blocks = sm_count * std::max(1, blocks_per_sm);
+  const int blocks = device.sm_count * std::max(1, blocks_per_sm);
 
   const double read_ms = median_ms(stream, [&] {
     stream_read_kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(buffer.data(), buffer.size(),

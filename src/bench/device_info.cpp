@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -11,25 +12,19 @@
 #include <cstdio>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "bench/cuda_raii.h"
+#include "kernels/device.h"
 
 namespace mlalab::bench {
 namespace {
-
-constexpr int kKhzPerMhz = 1000;
 
 // CUDA encodes versions as 1000 · major + 10 · minor.
 std::string cuda_version_string(int version) {
   constexpr int kMajorScale = 1000;
   constexpr int kMinorScale = 10;
   return fmt::format("{}.{}", version / kMajorScale, (version % kMajorScale) / kMinorScale);
-}
-
-int device_attribute(cudaDeviceAttr attribute, int device) {
-  int value = 0;
-  MLALAB_CUDA_TRY(cudaDeviceGetAttribute(&value, attribute, device));
-  return value;
 }
 
 // PCI bus id of the current device, which is how nvidia-smi names the same GPU whatever
@@ -52,36 +47,55 @@ struct PipeCloser {
   void operator()(std::FILE* pipe) const { pclose(pipe); }
 };
 
-// One field of `nvidia-smi --query-gpu` for the GPU at bus_id, trimmed; nullopt when
-// nvidia-smi is missing, fails or prints nothing.
-std::optional<std::string> query_nvidia_smi(std::string_view field, const std::string& bus_id) {
-  if (bus_id.empty()) return std::nullopt;
-  const std::string command = fmt::format(
-      "nvidia-smi --query-gpu={} --format=csv,noheader,nounits -i {} 2>/dev/null", field, bus_id);
-  std::unique_ptr<std::FILE, PipeCloser> pipe(popen(command.c_str(), "r"));
-  if (!pipe) return std::nullopt;
-  constexpr int kLineChars = 256;
-  std::array<char, kLineChars> line{};
-  if (std::fgets(line.data(), kLineChars, pipe.get()) == nullptr) return std::nullopt;
-  std::string text(line.data());
+std::string trimmed(std::string_view text) {
   const auto is_space = [](unsigned char c) { return std::isspace(c) != 0; };
-  while (!text.empty() && is_space(text.back())) text.pop_back();
-  const auto first = std::find_if_not(text.begin(), text.end(), is_space);
-  text.erase(text.begin(), first);
-  if (text.empty() || text.find("N/A") != std::string::npos) return std::nullopt;
-  return text;
+  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
+  return std::string(text);
+}
+
+// Fields of `nvidia-smi --query-gpu` for the current GPU, from one call, trimmed, in the order
+// asked; each nullopt when nvidia-smi is missing, fails, or has nothing for it ("N/A").
+std::vector<std::optional<std::string>> query_nvidia_smi(
+    const std::vector<std::string_view>& fields) {
+  std::vector<std::optional<std::string>> values(fields.size());
+  const std::string bus_id = current_bus_id();
+  if (bus_id.empty()) return values;
+  const std::string command =
+      fmt::format("nvidia-smi --query-gpu={} --format=csv,noheader,nounits -i {} 2>/dev/null",
+                  fmt::join(fields, ","), bus_id);
+  std::unique_ptr<std::FILE, PipeCloser> pipe(popen(command.c_str(), "r"));
+  if (!pipe) return values;
+  constexpr int kLineChars = 512;
+  std::array<char, kLineChars> line{};
+  if (std::fgets(line.data(), kLineChars, pipe.get()) == nullptr) return values;
+  std::string_view rest(line.data());
+  for (auto& value : values) {
+    const auto comma = rest.find(',');
+    std::string text = trimmed(rest.substr(0, comma));
+    if (!text.empty() && text.find("N/A") == std::string::npos) value = std::move(text);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return values;
+}
+
+int mhz_of(const std::optional<std::string>& text) {
+  if (!text) return -1;
+  int mhz = 0;
+  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), mhz);
+  return ec == std::errc{} && end == text->data() + text->size() && mhz > 0 ? mhz : -1;
 }
 
 }  // namespace
 
-int read_sm_clock_mhz() {
-  const auto text = query_nvidia_smi("clocks.sm", current_bus_id());
-  if (!text) return -1;
-  int mhz = 0;
-  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), mhz);
-  if (ec != std::errc{} || end != text->data() + text->size() || mhz <= 0) return -1;
-  return mhz;
+GpuClocks read_gpu_clocks() {
+  const auto fields = query_nvidia_smi({"clocks.sm", "clocks.max.sm", "clocks.mem"});
+  return {.sm_mhz = mhz_of(fields[0]), .max_sm_mhz = mhz_of(fields[1]),
+          .mem_mhz = mhz_of(fields[2])};
 }
+
+int read_sm_clock_mhz() { return mhz_of(query_nvidia_smi({"clocks.sm"})[0]); }
 
 std::string no_device_reason(cudaError_t status, bool driver_installed) {
   if (!driver_installed || status == cudaErrorNoDevice) return "no NVIDIA driver/GPU found";
@@ -109,33 +123,33 @@ std::optional<DeviceInfo> query_device(std::string* why_not) {
     if (why_not) *why_not = no_device_reason(status, nvidia_driver_installed());
     return std::nullopt;
   }
+  // The device's own facts come from the one place that asks the CUDA runtime for them.
+  const kernels::CurrentDevice& device = kernels::current_device();
+  if (!device.present) {
+    if (why_not) *why_not = "the CUDA runtime cannot describe the current device";
+    return std::nullopt;
+  }
   try {
-    int device = 0;
-    MLALAB_CUDA_TRY(cudaGetDevice(&device));
-    cudaDeviceProp properties{};
-    MLALAB_CUDA_TRY(cudaGetDeviceProperties(&properties, device));
     int driver_version = 0;
     int runtime_version = 0;
     MLALAB_CUDA_TRY(cudaDriverGetVersion(&driver_version));
     MLALAB_CUDA_TRY(cudaRuntimeGetVersion(&runtime_version));
-
     DeviceInfo info{
-        .gpu = properties.name,
-        .sm_count = device_attribute(cudaDevAttrMultiProcessorCount, device),
-        .max_sm_clock_mhz = device_attribute(cudaDevAttrClockRate, device) / kKhzPerMhz,
+        .gpu = device.name,
+        .sm_count = device.sm_count,
+        .max_sm_clock_mhz = device.max_sm_clock_mhz,
         .cuda_runtime = cuda_version_string(runtime_version),
-        .l2_bytes = static_cast<std::size_t>(device_attribute(cudaDevAttrL2CacheSize, device)),
-        .smem_optin_bytes = device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
-        .smem_per_sm_bytes = device_attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor, device),
-        .global_mem_bytes = properties.totalGlobalMem,
-        .cc_major = properties.major,
-        .cc_minor = properties.minor,
+        .l2_bytes = device.l2_bytes,
+        .smem_optin_bytes = device.smem_optin_bytes,
+        .smem_per_sm_bytes = device.smem_per_sm_bytes,
+        .global_mem_bytes = device.global_mem_bytes,
+        .cc_major = device.compute_capability / 10,
+        .cc_minor = device.compute_capability % 10,
     };
-    const std::string bus_id = current_bus_id();
+    const auto nvidia_smi = query_nvidia_smi({"driver_version", "clocks.sm"});
     const std::string driver_api = "CUDA " + cuda_version_string(driver_version);
-    const auto kernel_driver = query_nvidia_smi("driver_version", bus_id);
-    info.driver = kernel_driver ? fmt::format("{} ({})", *kernel_driver, driver_api) : driver_api;
-    const int current_mhz = read_sm_clock_mhz();
+    info.driver = nvidia_smi[0] ? fmt::format("{} ({})", *nvidia_smi[0], driver_api) : driver_api;
+    const int current_mhz = mhz_of(nvidia_smi[1]);
     info.sm_clock_is_current = current_mhz > 0;
     info.sm_clock_mhz = info.sm_clock_is_current ? current_mhz : info.max_sm_clock_mhz;
     return info;

@@ -49,6 +49,15 @@ bool nvidia_driver_installed();
 // Costs a process start (tens of milliseconds): call it between samples, never inside one.
 int read_sm_clock_mhz();
 
+// The current, maximum and memory clocks of the current device in MHz, from one nvidia-smi
+// call like read_sm_clock_mhz's; -1 for each it cannot tell.
+struct GpuClocks {
+  int sm_mhz = -1;
+  int max_sm_mhz = -1;
+  int mem_mhz = -1;
+};
+GpuClocks read_gpu_clocks();
+
 // The commit this binary was built from (git rev-parse at configure time), or "unknown".
 std::string git_commit();
 

@@ -3,39 +3,43 @@
 #include <cuda_runtime_api.h>
 
 namespace mlalab::kernels {
+namespace {
+
+constexpr int kKhzPerMhz = 1000;
+
+// One attribute of the device, or 0 when the runtime cannot tell.
+int attribute(cudaDeviceAttr which, int ordinal) {
+  int value = 0;
+  if (cudaDeviceGetAttribute(&value, which, ordinal) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return value;
+}
+
+}  // namespace
 
 const CurrentDevice& current_device() {
   static const CurrentDevice device = [] {
     CurrentDevice found;
     int ordinal = 0;
-    int major = 0;
-    int minor = 0;
-    int sm_count = 0;
-    if (cudaGetDevice(&ordinal) != cudaSuccess) return found;
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal) !=
-            cudaSuccess ||
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, ordinal) !=
-            cudaSuccess) {
+    cudaDeviceProp properties{};
+    if (cudaGetDevice(&ordinal) != cudaSuccess ||
+        cudaGetDeviceProperties(&properties, ordinal) != cudaSuccess) {
       cudaGetLastError();  // no usable device: leave no error behind for the next caller
       return found;
     }
     found.present = true;
-    found.compute_capability = 10 * major + minor;
-    if (cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, ordinal) ==
-            cudaSuccess &&
-        sm_count > 0) {
+    found.name = properties.name;
+    found.compute_capability = 10 * properties.major + properties.minor;
+    if (const int sm_count = attribute(cudaDevAttrMultiProcessorCount, ordinal); sm_count > 0) {
       found.sm_count = sm_count;
     }
-    int smem_optin = 0;
-    if (cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ordinal) ==
-        cudaSuccess) {
-      found.smem_optin_bytes = smem_optin;
-    }
-    int smem_per_sm = 0;
-    if (cudaDeviceGetAttribute(&smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor,
-                               ordinal) == cudaSuccess) {
-      found.smem_per_sm_bytes = smem_per_sm;
-    }
+    found.smem_optin_bytes = attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, ordinal);
+    found.smem_per_sm_bytes = attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor, ordinal);
+    found.l2_bytes = static_cast<std::size_t>(attribute(cudaDevAttrL2CacheSize, ordinal));
+    found.global_mem_bytes = properties.totalGlobalMem;
+    found.max_sm_clock_mhz = attribute(cudaDevAttrClockRate, ordinal) / kKhzPerMhz;
     return found;
   }();
   return device;

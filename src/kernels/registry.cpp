@@ -86,15 +86,9 @@ cudaError_t max_ctas_per_sm(const Variant& variant, int d_qk, int* ctas) {
       status != cudaSuccess) {
     return status;
   }
-  int device = 0;
-  int optin_limit = 0;
-  if (const auto status = cudaGetDevice(&device); status != cudaSuccess) return status;
-  if (const auto status =
-          cudaDeviceGetAttribute(&optin_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-      status != cudaSuccess) {
-    return status;
+  if (smem + static_cast<int>(attributes.sharedSizeBytes) > current_device().smem_optin_bytes) {
+    return cudaSuccess;
   }
-  if (smem + static_cast<int>(attributes.sharedSizeBytes) > optin_limit) return cudaSuccess;
   if (const auto status = cudaFuncSetAttribute(variant.handles.decode_kernel,
                                                cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
       status != cudaSuccess) {
