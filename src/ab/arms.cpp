@@ -27,7 +27,7 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/registry.h"
 #include "kernels/split_plan.h"
-#include "tune/feasibility.h"
+#include "dispatch/feasibility.h"
 
 extern char** environ;
 
@@ -204,7 +204,7 @@ class CudaPoint final : public KernelPoint {
           fmt::format("variant {} is not compiled into this build", arm.variant);
       return preparation;
     }
-    const tune::Placement placement = tune::judge_here(variant->shape, host_.dims.d_qk);
+    const dispatch::Placement placement = dispatch::judge_here(variant->shape, host_.dims.d_qk);
     if (!placement.verdict.feasible) {
       preparation.invalid_reason = placement.verdict.reason;
       return preparation;

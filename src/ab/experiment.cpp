@@ -28,7 +28,7 @@
 #include "core/nearest_word.h"
 #include "core/validate.h"
 #include "kernels/registry.h"
-#include "tune/feasibility.h"
+#include "dispatch/feasibility.h"
 
 namespace mlalab::ab {
 namespace {
@@ -1209,14 +1209,14 @@ std::vector<int> sample_context_lengths(const ContextSpec& spec, int count) {
 FeasibilityCheck default_feasibility_check() {
   return [](const VariantShape& shape, Layout layout) -> std::optional<std::string> {
     const int d_qk = dims_of(layout).d_qk;
-    if (tune::current_gpu_limits()) {
-      const tune::Placement placement = tune::judge_here(shape, d_qk);
+    if (dispatch::current_gpu_limits()) {
+      const dispatch::Placement placement = dispatch::judge_here(shape, d_qk);
       if (placement.verdict.feasible) return std::nullopt;
       return placement.verdict.reason + " (on this GPU)";
     }
     // No GPU: only a variant that can run nowhere is refused here; the runner, on a GPU,
     // judges the rest.
-    const tune::Placement placement = tune::judge_here(shape, d_qk, kLargestSmemOptinBytes);
+    const dispatch::Placement placement = dispatch::judge_here(shape, d_qk, kLargestSmemOptinBytes);
     if (placement.verdict.feasible) return std::nullopt;
     return placement.verdict.reason +
            " (no GPU here: judged on the plan against the largest shared memory per CTA that "

@@ -75,7 +75,7 @@
 //     prediction = 20.0             variants only: the expected change in %, (-100, 10000]
 //
 // Variant arms must differ from the baseline and from each other. On the cuda backend each
-// kernel arm's variant must be feasible (tune::judge): with a GPU, on that GPU's resources;
+// kernel arm's variant must be feasible (dispatch::judge): with a GPU, on that GPU's resources;
 // without one, on the shared-memory plan against the largest limit of any supported GPU. A
 // missing GPU itself is not a parse error: the runner reports it.
 #include <cstdint>
@@ -215,9 +215,9 @@ class ExperimentError : public std::runtime_error {
 using FeasibilityCheck =
     std::function<std::optional<std::string>(const VariantShape& shape, Layout layout)>;
 
-// The default check. With a GPU: the variant's resources on it (tune::query_usage) judged
+// The default check. With a GPU: the variant's resources on it (dispatch::query_usage) judged
 // against its limits; a variant that cannot be queried there (its architecture was not built)
-// is refused. Without a GPU: the shared-memory plan (tune::planned_usage) judged against the
+// is refused. Without a GPU: the shared-memory plan (dispatch::planned_usage) judged against the
 // largest per-CTA shared memory of any GPU mlalab builds for, so only a variant that can run
 // nowhere is refused. The GPU is queried once, at the first call.
 FeasibilityCheck default_feasibility_check();
@@ -232,7 +232,7 @@ struct ParseOptions {
 };
 
 // Parses and checks the file. Kernel arms must name a variant compiled into this build whose
-// shape is feasible (tune::judge on this GPU, or on the shared-memory plan without one);
+// shape is feasible (dispatch::judge on this GPU, or on the shared-memory plan without one);
 // infeasible or unknown ones are refused with the reason. Throws ExperimentError.
 Experiment load_experiment(const std::string& path, const ParseOptions& options = {});
 Experiment parse_experiment(const std::string& text, const std::string& path_for_errors,

@@ -22,7 +22,7 @@
 #include "kernels/reference/reference.h"
 #include "kernels/registry.h"
 #include "kernels/split_plan.h"
-#include "tune/feasibility.h"
+#include "dispatch/feasibility.h"
 
 namespace mlalab::bench {
 namespace {
@@ -102,7 +102,7 @@ std::vector<SelectedVariant> select_variants(const BenchRequest& request,
     const bool named = std::find(request.variants.begin(), request.variants.end(),
                                  variant.name) != request.variants.end();
     if (!all && !named) continue;
-    const tune::Placement placement = tune::judge_here(variant.shape, d_qk);
+    const dispatch::Placement placement = dispatch::judge_here(variant.shape, d_qk);
     if (!placement.verdict.feasible && all && !named) {
       left_out.push_back(variant.name);
       continue;

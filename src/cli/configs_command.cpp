@@ -16,7 +16,7 @@
 #include "cli/option_checks.h"
 #include "core/layout.h"
 #include "kernels/registry.h"
-#include "tune/feasibility.h"
+#include "dispatch/feasibility.h"
 
 namespace mlalab::cli {
 namespace {
@@ -34,30 +34,30 @@ struct ConfigsOptions {
 // One variant's line of the report.
 struct ConfigRow {
   const kernels::Variant* variant = nullptr;
-  tune::ResourceUsage usage;
+  dispatch::ResourceUsage usage;
   bool measured = false;  // usage came from the GPU (registers, spills, occupancy known)
-  tune::Feasibility verdict;
+  dispatch::Feasibility verdict;
 };
 
-std::string feasible_text(const tune::Feasibility& verdict) {
+std::string feasible_text(const dispatch::Feasibility& verdict) {
   if (!verdict.feasible) return "no";
   return verdict.smem_unchecked() ? "unknown" : "yes";
 }
 
 // `reason` as printed and written: why not; or, for an unknown verdict, what is missing.
-std::string reason_text(const tune::Feasibility& verdict) {
+std::string reason_text(const dispatch::Feasibility& verdict) {
   if (verdict.smem_unchecked()) return "no shared-memory limit: no GPU and no --smem-limit";
   return verdict.reason;
 }
 
 std::string optional_text(const std::optional<int>& value) {
-  return value ? tune::group_thousands(*value) : kUnknown;
+  return value ? dispatch::group_thousands(*value) : kUnknown;
 }
 
 std::vector<ConfigRow> collect_rows(int d_qk, std::optional<int> smem_limit) {
   std::vector<ConfigRow> rows;
   for (const auto& variant : kernels::compiled_variants()) {
-    const tune::Placement placement = tune::judge_here(variant.shape, d_qk, smem_limit);
+    const dispatch::Placement placement = dispatch::judge_here(variant.shape, d_qk, smem_limit);
     rows.push_back({.variant = &variant,
                     .usage = placement.usage,
                     .measured = placement.measured,
@@ -76,8 +76,8 @@ void print_table(const std::vector<ConfigRow>& rows) {
     cells.push_back({row.variant->name, std::to_string(shape.block_h),
                      std::to_string(shape.block_t), std::to_string(shape.warps),
                      std::to_string(shape.stages), optional_text(row.usage.regs),
-                     tune::group_thousands(row.usage.smem_bytes),
-                     row.measured ? tune::group_thousands(row.usage.static_smem_bytes) : kUnknown,
+                     dispatch::group_thousands(row.usage.smem_bytes),
+                     row.measured ? dispatch::group_thousands(row.usage.static_smem_bytes) : kUnknown,
                      optional_text(row.usage.spill_bytes),
                      optional_text(row.usage.max_ctas_per_sm), feasible_text(row.verdict),
                      reason_text(row.verdict)});
@@ -145,7 +145,7 @@ int run_configs(const ConfigsOptions& options) {
   if (device) {
     fmt::print("GPU: {} (sm_{}{}), shared-memory opt-in limit {} B per CTA\n", device->gpu,
                device->cc_major, device->cc_minor,
-               tune::group_thousands(device->smem_optin_bytes));
+               dispatch::group_thousands(device->smem_optin_bytes));
   } else {
     fmt::print("No GPU ({}): shared memory is the plan from the kernel traits; "
                "registers, spills and occupancy need a GPU (shown as {}).\n",
@@ -153,7 +153,7 @@ int run_configs(const ConfigsOptions& options) {
   }
   if (options.smem_limit) {
     fmt::print("Shared-memory limit: {} B per CTA (--smem-limit{})\n",
-               tune::group_thousands(*options.smem_limit),
+               dispatch::group_thousands(*options.smem_limit),
                device ? "; the smaller limit applies" : "");
   } else if (!device) {
     fmt::print("Shared-memory feasibility is unknown without a limit: pass --smem-limit BYTES "

@@ -1,7 +1,7 @@
 #pragma once
 // `mlalab configs`: every compiled kernel variant with its resources (registers, shared
 // memory, spills, occupancy) and whether it is feasible on this GPU or under a given
-// shared-memory limit. See tune/feasibility.h for the rules.
+// shared-memory limit. See dispatch/feasibility.h for the rules.
 #include <CLI/CLI.hpp>
 
 namespace mlalab::cli {

@@ -1,10 +1,10 @@
-#include "tune/feasibility.h"
+#include "dispatch/feasibility.h"
 
 #include <gtest/gtest.h>
 
 #include "core/layout.h"
 
-namespace mlalab::tune {
+namespace mlalab::dispatch {
 namespace {
 
 constexpr int kV3Dqk = 576;
@@ -256,4 +256,4 @@ TEST(GroupThousands, InsertsCommas) {
 }
 
 }  // namespace
-}  // namespace mlalab::tune
+}  // namespace mlalab::dispatch

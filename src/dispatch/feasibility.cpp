@@ -1,4 +1,4 @@
-#include "tune/feasibility.h"
+#include "dispatch/feasibility.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include "kernels/launch.h"
 #include "kernels/wgmma/traits.h"
 
-namespace mlalab::tune {
+namespace mlalab::dispatch {
 namespace {
 
 constexpr const char* kSmemRule = "shared memory (no limit: no GPU and no override)";
@@ -169,4 +169,4 @@ Placement judge_here(const VariantShape& shape, int d_qk,
   return placement;
 }
 
-}  // namespace mlalab::tune
+}  // namespace mlalab::dispatch

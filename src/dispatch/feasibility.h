@@ -21,7 +21,7 @@
 #include "core/kernel_config.h"
 #include "kernels/registry.h"
 
-namespace mlalab::tune {
+namespace mlalab::dispatch {
 
 struct ResourceUsage {
   int smem_bytes = 0;         // dynamic, from the family's plan (kernels::decode_smem_bytes)
@@ -92,4 +92,4 @@ Placement judge_here(const VariantShape& shape, int d_qk,
 // 101376 → "101,376": the form reasons and tables print byte counts in.
 std::string group_thousands(long long value);
 
-}  // namespace mlalab::tune
+}  // namespace mlalab::dispatch
