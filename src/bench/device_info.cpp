@@ -14,18 +14,11 @@
 #include <string_view>
 #include <vector>
 
-#include "bench/cuda_raii.h"
 #include "kernels/device.h"
 
 namespace mlalab::bench {
 namespace {
 
-// CUDA encodes versions as 1000 · major + 10 · minor.
-std::string cuda_version_string(int version) {
-  constexpr int kMajorScale = 1000;
-  constexpr int kMinorScale = 10;
-  return fmt::format("{}.{}", version / kMajorScale, (version % kMajorScale) / kMinorScale);
-}
 
 // PCI bus id of the current device, which is how nvidia-smi names the same GPU whatever
 // CUDA_VISIBLE_DEVICES says. Empty when unavailable.
@@ -101,7 +94,7 @@ std::string no_device_reason(cudaError_t status, bool driver_installed) {
   if (!driver_installed || status == cudaErrorNoDevice) return "no NVIDIA driver/GPU found";
   if (status == cudaErrorInsufficientDriver) {
     return fmt::format("the NVIDIA driver is too old for CUDA {} ({})",
-                       cuda_version_string(CUDART_VERSION), cudaGetErrorString(status));
+                       kernels::cuda_version_text(CUDART_VERSION), cudaGetErrorString(status));
   }
   return fmt::format("the NVIDIA driver is installed, but CUDA cannot use a GPU ({})",
                      cudaGetErrorString(status));
@@ -129,34 +122,25 @@ std::optional<DeviceInfo> query_device(std::string* why_not) {
     if (why_not) *why_not = "the CUDA runtime cannot describe the current device";
     return std::nullopt;
   }
-  try {
-    int driver_version = 0;
-    int runtime_version = 0;
-    MLALAB_CUDA_TRY(cudaDriverGetVersion(&driver_version));
-    MLALAB_CUDA_TRY(cudaRuntimeGetVersion(&runtime_version));
-    DeviceInfo info{
-        .gpu = device.name,
-        .sm_count = device.sm_count,
-        .max_sm_clock_mhz = device.max_sm_clock_mhz,
-        .cuda_runtime = cuda_version_string(runtime_version),
-        .l2_bytes = device.l2_bytes,
-        .smem_optin_bytes = device.smem_optin_bytes,
-        .smem_per_sm_bytes = device.smem_per_sm_bytes,
-        .global_mem_bytes = device.global_mem_bytes,
-        .cc_major = device.compute_capability / 10,
-        .cc_minor = device.compute_capability % 10,
-    };
-    const auto nvidia_smi = query_nvidia_smi({"driver_version", "clocks.sm"});
-    const std::string driver_api = "CUDA " + cuda_version_string(driver_version);
-    info.driver = nvidia_smi[0] ? fmt::format("{} ({})", *nvidia_smi[0], driver_api) : driver_api;
-    const int current_mhz = mhz_of(nvidia_smi[1]);
-    info.sm_clock_is_current = current_mhz > 0;
-    info.sm_clock_mhz = info.sm_clock_is_current ? current_mhz : info.max_sm_clock_mhz;
-    return info;
-  } catch (const CudaError& error) {
-    if (why_not) *why_not = error.what();
-    return std::nullopt;
-  }
+  DeviceInfo info{
+      .gpu = device.name,
+      .sm_count = device.sm_count,
+      .max_sm_clock_mhz = device.max_sm_clock_mhz,
+      .cuda_runtime = kernels::cuda_version_text(device.cuda_runtime_version),
+      .l2_bytes = device.l2_bytes,
+      .smem_optin_bytes = device.smem_optin_bytes,
+      .smem_per_sm_bytes = device.smem_per_sm_bytes,
+      .global_mem_bytes = device.global_mem_bytes,
+      .cc_major = device.compute_capability / 10,
+      .cc_minor = device.compute_capability % 10,
+  };
+  const auto nvidia_smi = query_nvidia_smi({"driver_version", "clocks.sm"});
+  const std::string driver_api = "CUDA " + kernels::cuda_version_text(device.cuda_driver_version);
+  info.driver = nvidia_smi[0] ? fmt::format("{} ({})", *nvidia_smi[0], driver_api) : driver_api;
+  const int current_mhz = mhz_of(nvidia_smi[1]);
+  info.sm_clock_is_current = current_mhz > 0;
+  info.sm_clock_mhz = info.sm_clock_is_current ? current_mhz : info.max_sm_clock_mhz;
+  return info;
 }
 
 std::string git_commit() {

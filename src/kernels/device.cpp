@@ -19,6 +19,13 @@ int attribute(cudaDeviceAttr which, int ordinal) {
 
 }  // namespace
 
+std::string cuda_version_text(int version) {
+  constexpr int kMajorScale = 1000;
+  constexpr int kMinorScale = 10;
+  return std::to_string(version / kMajorScale) + "." +
+         std::to_string((version % kMajorScale) / kMinorScale);
+}
+
 const CurrentDevice& current_device() {
   static const CurrentDevice device = [] {
     CurrentDevice found;
@@ -40,6 +47,10 @@ const CurrentDevice& current_device() {
     found.l2_bytes = static_cast<std::size_t>(attribute(cudaDevAttrL2CacheSize, ordinal));
     found.global_mem_bytes = properties.totalGlobalMem;
     found.max_sm_clock_mhz = attribute(cudaDevAttrClockRate, ordinal) / kKhzPerMhz;
+    if (cudaDriverGetVersion(&found.cuda_driver_version) != cudaSuccess ||
+        cudaRuntimeGetVersion(&found.cuda_runtime_version) != cudaSuccess) {
+      cudaGetLastError();
+    }
     return found;
   }();
   return device;

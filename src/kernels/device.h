@@ -19,7 +19,14 @@ struct CurrentDevice {
   std::size_t l2_bytes = 0;
   std::size_t global_mem_bytes = 0;
   int max_sm_clock_mhz = 0;    // the peak (boost) clock, not the current one
+  // CUDA versions as the runtime encodes them (1000 · major + 10 · minor): the newest the
+  // driver supports, and the runtime linked into this binary.
+  int cuda_driver_version = 0;
+  int cuda_runtime_version = 0;
 };
+
+// 13000 → "13.0".
+std::string cuda_version_text(int version);
 
 const CurrentDevice& current_device();
 
