@@ -1,0 +1,106 @@
+#pragma once
+// Graph-safe dispatch: what a serving engine calls every decode step. Everything a launch
+// needs (variant, split count, grid, workspace) is resolved by prepare(), before any CUDA-graph
+// capture; while a stream is capturing, run() only looks up what was prepared, so a capture
+// never contains a benchmark, an allocation or a synchronize.
+//
+//   dispatch::Dispatcher dispatcher(Layout::kV3, /*num_heads=*/16, /*page_size=*/64,
+//                                   dispatch::read_table("h200-v3-h16.json"));
+//   dispatcher.prepare({{.batch = 8, .max_context = 4096}, {.batch = 64, .max_context = 4096}});
+//   cudaStreamBeginCapture(stream, ...);
+//   dispatcher.run(params, /*max_context=*/4096, stream);   // params.batch == 8
+//   cudaStreamEndCapture(stream, &graph);                    // replay with any lengths ≤ 4096
+//
+// A key is (batch, max context): the launch shape depends on it alone, never on the live
+// sequence lengths (the kernels split each sequence by its own length on the device), so one
+// captured graph serves every step whose lengths stay within its max context.
+#include <cuda_runtime_api.h>
+
+#include <compare>
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+#include "core/decode_params.h"
+#include "core/kernel_config.h"
+#include "core/layout.h"
+#include "dispatch/tuning_table.h"
+#include "kernels/launch.h"
+#include "kernels/split_plan.h"
+
+namespace mlalab::dispatch {
+
+struct DispatchKey {
+  int batch = 0;        // the call's batch, as captured
+  int max_context = 0;  // the longest sequence any replay may have, in tokens
+  auto operator<=>(const DispatchKey&) const = default;
+  std::string to_string() const;  // "batch 8, max context 4096"
+};
+
+// What one key resolved to.
+struct ResolvedLaunch {
+  KernelConfig config;       // the variant, and its split as fixed:N
+  kernels::LaunchPlan plan;  // grid and workspace
+  std::string source;        // "table: entry batch 8, context 4096" or "default: ..."
+};
+
+// The config a key gets without a table, or when the table has no entry for it: the preferred
+// compiled variant that can run here (wgmma_h64_t64_w8_s2 for 64 heads or more on sm_90a,
+// else h16_t16_w4_s2, else the first compiled variant that can), with the heuristic split.
+// Throws std::runtime_error when no compiled variant can run here.
+KernelConfig default_config(Layout layout, int num_heads);
+
+// Resolves one key with no side effect: the table's entry (bucket_of on both axes) when a table
+// is given and has one, else default_config; then the launch plan on this GPU. Throws
+// std::invalid_argument for a key out of range (batch or max_context < 1), naming the field.
+ResolvedLaunch resolve_launch(Layout layout, int num_heads, int page_size,
+                              const TuningTable* table, DispatchKey key);
+
+// Thrown by run() for a key that was not prepared while the stream is capturing: nothing was
+// enqueued, and the capture stays usable.
+class UnpreparedKey : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+class Dispatcher {
+ public:
+  // Without a table every key gets default_config. A table must match this process
+  // (identity_mismatch) and this problem (layout, heads, page size); else throws TableError
+  // naming the field that differs.
+  Dispatcher(Layout layout, int num_heads, int page_size,
+             std::optional<TuningTable> table = std::nullopt);
+  ~Dispatcher();
+  Dispatcher(const Dispatcher&) = delete;
+  Dispatcher& operator=(const Dispatcher&) = delete;
+
+  // Resolves every key and grows the workspace to the largest any of them needs (one
+  // allocation). Call outside capture: it allocates. Throws std::invalid_argument for a bad
+  // key, std::logic_error when called while `capture_check_stream` (if given) is capturing,
+  // and CudaError-like std::runtime_error when the allocation fails.
+  void prepare(std::span<const DispatchKey> keys, cudaStream_t capture_check_stream = nullptr);
+
+  // Launches the call with the prepared resolution of (params.batch, max_context). Outside a
+  // capture an unprepared key is prepared first (which may allocate); inside one it throws
+  // UnpreparedKey naming the key and saying to call prepare(). A refused or failed launch
+  // comes back as the status (kernels::launch_failure_text words it).
+  kernels::LaunchStatus run(const DecodeParams& params, int max_context, cudaStream_t stream);
+
+  // The resolution of a prepared key, or null.
+  const ResolvedLaunch* find(DispatchKey key) const;
+  std::size_t workspace_bytes() const { return workspace_bytes_; }
+
+ private:
+  Layout layout_;
+  int num_heads_;
+  int page_size_;
+  std::optional<TuningTable> table_;
+  std::map<DispatchKey, ResolvedLaunch> resolved_;
+  void* workspace_ = nullptr;
+  std::size_t workspace_bytes_ = 0;
+};
+
+}  // namespace mlalab::dispatch

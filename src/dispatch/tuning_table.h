@@ -1,0 +1,147 @@
+#pragma once
+// The tuning table: for one (layout, heads, page size) on one GPU and build, the variant and
+// split count that `mlalab tune` measured fastest at each key (batch bucket, context bucket),
+// with the evidence (its time with interval, the runner-up, every raced candidate). A
+// Dispatcher reads it; nothing else decides from it.
+//
+// Buckets. A table is tuned at a list of batch sizes and a list of context lengths; each is a
+// bucket's upper end, and what was measured. A call of batch b whose longest sequence has L
+// tokens is served by the entry of the smallest tuned batch ≥ b and the smallest tuned context
+// ≥ L, i.e. by the measurement of the nearest problem at least as large; past the largest
+// tuned value, by the largest. The config is correct for any batch and length (the split is a
+// count, capped per call so every split has tokens); only its speed was measured elsewhere.
+//
+// Identity. Everything that can change the winner is recorded: the GPU (name, SMs, compute
+// capability), the CUDA driver and runtime, the problem (layout, heads, page size), and the
+// candidates with the SHA-256 of their compiled code. A table read under another identity is
+// refused, naming the field that differs; it is never used silently.
+#include <nlohmann/json_fwd.hpp>
+
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/layout.h"
+
+namespace mlalab::dispatch {
+
+// 1, 2, 4, ..., 128: the batch sizes a decode step is padded to in CUDA-graph serving.
+std::vector<int> default_batch_buckets();
+// 1024, 4096, 16384: short, typical and long contexts (powers of two).
+std::vector<int> default_context_buckets();
+
+// The defaults and the sizes a user lists, ascending and distinct.
+std::vector<int> merge_buckets(std::span<const int> defaults, std::span<const int> listed);
+
+// The bucket serving `value`: the smallest bucket ≥ value, else the largest. `buckets` is
+// ascending and not empty.
+int bucket_of(std::span<const int> buckets, int value);
+
+struct CandidateCode {
+  std::string variant;    // registry name, e.g. h16_t16_w4_s2
+  std::string code_hash;  // kernels::Variant::code_hash when tuned
+  bool operator==(const CandidateCode&) const = default;
+};
+
+struct TableIdentity {
+  std::string gpu;              // e.g. "NVIDIA H200"
+  int sm_count = 0;
+  int compute_capability = 0;   // 10 · major + minor
+  std::string cuda_driver;      // the CUDA version the driver supports, e.g. "13.0"
+  std::string cuda_runtime;     // the runtime linked into the build, e.g. "13.0"
+  Layout layout = Layout::kV3;
+  int num_heads = 0;
+  int page_size = 0;
+  std::vector<CandidateCode> candidates;  // every compiled variant the tuner considered
+};
+
+// This process's identity for a problem: the GPU and CUDA versions from
+// kernels::current_device, and the named variants' code hashes from the registry (a name
+// that is not compiled gets an empty hash, so that it never matches).
+TableIdentity identity_here(Layout layout, int num_heads, int page_size,
+                            std::span<const std::string> candidate_variants);
+
+// Why a table tuned under `table` must not be used `here`, naming the first field that
+// differs ("gpu: the table was tuned on 'NVIDIA H100 80GB HBM3', this is 'NVIDIA H200'",
+// "candidates: h16_t16_w4_s2's code differs from the table's (rebuilt or changed)"), or
+// nullopt when they match.
+std::optional<std::string> identity_mismatch(const TableIdentity& table,
+                                             const TableIdentity& here);
+
+// One raced candidate at one key, as measured. Times are per call, in µs: the 15 % trimmed
+// mean of the log times exponentiated, with its 95 % Student-t interval.
+struct CandidateResult {
+  std::string variant;
+  int splits = 1;
+  double us = 0.0;
+  double us_low = 0.0;
+  double us_high = 0.0;
+  int samples = 0;
+  // Against the key's winner over their paired rounds, in throughput terms (+ = this one is
+  // faster): the trimmed mean of ln(winner time / this time) as a %, with its interval.
+  // nullopt for the winner itself.
+  std::optional<double> change_pct;
+  double change_low_pct = 0.0;
+  double change_high_pct = 0.0;
+  // Why it stopped racing, or what it became: "winner", "runner-up", "dropped after round 7:
+  // slower than the leader beyond its interval", "kept: the incumbent, not beaten beyond the
+  // noise", ...
+  std::string outcome;
+};
+
+struct TableEntry {
+  int batch = 0;    // the bucket: the batch size measured
+  int context = 0;  // the bucket: the context length measured (every sequence this long)
+  std::string variant;
+  int splits = 1;
+  std::vector<CandidateResult> ranking;  // the winner first, then by measured time
+  int rounds = 0;                         // rounds raced at this key
+  double seconds = 0.0;                   // wall time of this key's race
+  std::string decision;  // "new", "kept: ...", "replaced h16_t16_w8_s2/8: ..." (sticky re-tuning)
+
+  const CandidateResult& winner() const { return ranking.front(); }
+  const CandidateResult* runner_up() const { return ranking.size() > 1 ? &ranking[1] : nullptr; }
+};
+
+struct PrunedVariant {
+  std::string variant;
+  std::string reason;  // feasibility's reason, e.g. "needs 402,176 B of shared memory, ..."
+};
+
+struct TuningTable {
+  TableIdentity identity;
+  std::string commit;       // of the build that tuned it
+  std::string created_utc;  // ISO 8601, of the last tuning run that changed it
+  std::vector<int> batch_buckets;    // ascending
+  std::vector<int> context_buckets;  // ascending
+  std::vector<PrunedVariant> pruned;
+  std::vector<TableEntry> entries;   // one per (batch bucket, context bucket) tuned
+
+  // The entry serving a call (bucket_of on both axes), or null when that key was not tuned.
+  const TableEntry* find(int batch, int max_context) const;
+  // The entry of exactly this bucket pair, or null.
+  const TableEntry* find_bucket(int batch_bucket, int context_bucket) const;
+  TableEntry* find_bucket(int batch_bucket, int context_bucket);
+};
+
+// A table file that cannot be read or does not hold a valid table: what and where.
+class TableError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+inline constexpr int kTableFormatVersion = 1;
+
+nlohmann::json table_to_json(const TuningTable& table);
+// Throws TableError naming the path of the first missing or malformed field
+// ("entries[3].splits: expected an integer in [1, 256]").
+TuningTable table_from_json(const nlohmann::json& json);
+
+// Writes atomically (a temporary file renamed over `path`); throws TableError.
+void write_table(const TuningTable& table, const std::string& path);
+// Throws TableError: the file cannot be read, is not JSON, or not a table.
+TuningTable read_table(const std::string& path);
+
+}  // namespace mlalab::dispatch
