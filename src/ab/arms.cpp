@@ -19,6 +19,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "ab/sha256.h"
 #include "bench/bench_runner.h"
 #include "bench/cuda_raii.h"
 #include "bench/device_problem.h"
@@ -27,7 +28,9 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/registry.h"
 #include "kernels/split_plan.h"
+#include "dispatch/dispatcher.h"
 #include "dispatch/feasibility.h"
+#include "dispatch/tuning_table.h"
 
 extern char** environ;
 
@@ -154,6 +157,12 @@ class CpuBackend final : public KernelBackend {
 
 // ---- CUDA backend ---------------------------------------------------------------------------
 
+std::vector<std::string> candidate_names(const dispatch::TuningTable& table) {
+  std::vector<std::string> names;
+  for (const auto& candidate : table.identity.candidates) names.push_back(candidate.variant);
+  return names;
+}
+
 class CudaArm final : public PreparedArm {
  public:
   CudaArm(bench::DeviceBuffer<std::byte> workspace, const bench::DeviceProblem& device_problem,
@@ -198,19 +207,39 @@ class CudaPoint final : public KernelPoint {
 
   Preparation prepare(const KernelArm& arm) override {
     Preparation preparation;
-    const kernels::Variant* variant = kernels::find_variant(arm.variant);
-    if (variant == nullptr) {
+    KernelConfig config{.shape = {}, .split = arm.split};
+    if (!arm.table.empty()) {
+      // What a Dispatcher with this table would launch for this point's batch and its longest
+      // context, if the table is for this GPU and build.
+      const dispatch::TuningTable table = dispatch::read_table(arm.table);
+      const dispatch::TableIdentity here = dispatch::identity_here(
+          table.identity.layout, table.identity.num_heads, table.identity.page_size,
+          candidate_names(table));
+      if (auto mismatch = dispatch::identity_mismatch(table.identity, here)) {
+        preparation.invalid_reason =
+            fmt::format("the tuning table {} does not match: {}", arm.table, *mismatch);
+        return preparation;
+      }
+      const dispatch::ResolvedLaunch resolved = dispatch::resolve_launch(
+          table.identity.layout, table.identity.num_heads, table.identity.page_size, &table,
+          {.batch = host_.spec.batch, .max_context = host_.max_seq_len()});
+      config = resolved.config;
+      preparation.resolved_config =
+          fmt::format("{} {} ({})", variant_name(config.shape), config.split.to_string(),
+                      resolved.source);
+    } else if (const kernels::Variant* named = kernels::find_variant(arm.variant)) {
+      config.shape = named->shape;
+    } else {
       preparation.invalid_reason =
           fmt::format("variant {} is not compiled into this build", arm.variant);
       return preparation;
     }
-    const dispatch::Placement placement = dispatch::judge_here(variant->shape, host_.dims.d_qk);
+    const dispatch::Placement placement = dispatch::judge_here(config.shape, host_.dims.d_qk);
     if (!placement.verdict.feasible) {
       preparation.invalid_reason = placement.verdict.reason;
       return preparation;
     }
     const int ctas_per_sm = placement.ctas_per_sm();
-    const KernelConfig config{.shape = variant->shape, .split = arm.split};
     const kernels::LaunchPlan plan = kernels::plan_launch(
         device_problem_.params(0), config, host_.max_seq_len(),
         kernels::DeviceSlots{.sm_count = device_.sm_count, .ctas_per_sm = ctas_per_sm});
@@ -245,7 +274,16 @@ class CudaBackend final : public KernelBackend {
   }
   // A faulting kernel poisons the context for good: later work could only fail.
   bool usable() const override { return cudaDeviceSynchronize() == cudaSuccess; }
+  // A tuned arm's code is every candidate its table chose among: the hash of their hashes.
   std::string code_hash(const KernelArm& arm) const override {
+    if (!arm.table.empty()) {
+      std::string hashes;
+      for (const std::string& name : candidate_names(dispatch::read_table(arm.table))) {
+        const kernels::Variant* variant = kernels::find_variant(name);
+        hashes += name + "=" + (variant != nullptr ? variant->code_hash : "") + "\n";
+      }
+      return sha256_hex(hashes);
+    }
     const kernels::Variant* variant = kernels::find_variant(arm.variant);
     return variant != nullptr ? variant->code_hash : std::string{};
   }

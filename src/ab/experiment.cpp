@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <memory>
@@ -29,6 +30,7 @@
 #include "core/validate.h"
 #include "kernels/registry.h"
 #include "dispatch/feasibility.h"
+#include "dispatch/tuning_table.h"
 
 namespace mlalab::ab {
 namespace {
@@ -67,12 +69,12 @@ const std::vector<std::string_view> kDecisionKeys = {
     "time_budget_s",  "seed",  "correction", "family"};
 const std::vector<std::string_view> kKnobKeys = {"block_h", "block_t", "warps", "stages"};
 const std::vector<std::string_view> kKernelArmKeys = {"variant", "block_h", "block_t", "warps",
-                                                      "stages",  "split",   "threads"};
+                                                      "stages",  "split",   "threads", "table"};
 const std::vector<std::string_view> kCommandArmKeys = {"command", "env", "metric", "better",
                                                        "timeout_s"};
 const std::vector<std::string_view> kArmKeys = {
     "name",  "prediction", "variant", "block_h", "block_t", "warps",  "stages",
-    "split", "threads",    "command", "env",     "metric",  "better", "timeout_s"};
+    "split", "threads",    "table",   "command", "env",    "metric",  "better", "timeout_s"};
 
 std::string join(const std::vector<std::string>& parts, std::string_view separator = ", ") {
   std::string joined;
@@ -242,6 +244,7 @@ class Parser {
     experiment.source_text = text;
     read_header(top, experiment);
     experiment.sweep = read_sweep(top);
+    sweep_ = experiment.sweep;
     experiment.measure = read_measure(top);
     experiment.stats = read_decision(top);
     read_arms(top, experiment);
@@ -822,6 +825,11 @@ class Parser {
            "threads is the cpu backend's knob, and this experiment's backend is cuda (set "
            "backend = \"cpu\" at the top level to run the CPU kernel)");
     }
+    if (const auto table = get_string(scope, "table", "\"tuning-v4-h16-p64.json\"")) {
+      return read_tuned_arm(scope, *table);
+    }
+    // A tuned baseline has no knobs to inherit.
+    if (base && !base->table.empty()) base = nullptr;
     KernelArm arm;
     const auto variant = get_string(scope, "variant", "\"h16_t16_w4_s2\"");
     const auto knob_key = first_present(scope, kKnobKeys);
@@ -864,6 +872,43 @@ class Parser {
     } else if (base) {
       arm.split = base->split;
     }
+    return arm;
+  }
+
+  // A tuned arm: the table alone (it chooses variant and split per point), readable, and made
+  // for this sweep's problem. Whether it matches this GPU and build is the runner's question.
+  KernelArm read_tuned_arm(const Scope& scope, const Found<std::string>& table) {
+    if (const auto key = first_present(scope, {"variant", "block_h", "block_t", "warps",
+                                               "stages", "split"})) {
+      fail(line_of(*scope.table->get(*key)), scope.field(*key),
+           fmt::format("a tuned arm (table = \"...\", line {}) takes its variant and split from "
+                       "the table at each point: remove '{}'",
+                       table.line, *key));
+    }
+    KernelArm arm;
+    const std::filesystem::path as_given(table.value);
+    arm.table = as_given.is_absolute()
+                    ? as_given.string()
+                    : (std::filesystem::path(path_).parent_path() / as_given)
+                          .lexically_normal()
+                          .string();
+    dispatch::TuningTable tuned;
+    try {
+      tuned = dispatch::read_table(arm.table);
+    } catch (const dispatch::TableError& error) {
+      fail(table.line, table.field, error.what());
+    }
+    const dispatch::TableIdentity& identity = tuned.identity;
+    if (sweep_ && (identity.layout != sweep_->layout || identity.num_heads != sweep_->heads ||
+                   identity.page_size != sweep_->page_size)) {
+      fail(table.line, table.field,
+           fmt::format("the table was tuned for layout {}, {} heads, page {}; the sweep is {}, {} "
+                       "heads, page {}",
+                       name_of(identity.layout), identity.num_heads, identity.page_size,
+                       name_of(sweep_->layout), sweep_->heads, sweep_->page_size));
+    }
+    last_source_.config_line = table.line;
+    last_source_.config_field = table.field;
     return arm;
   }
 
@@ -916,7 +961,8 @@ class Parser {
   }
 
   KernelArm read_cpu_arm(const Scope& scope, const KernelArm* base) {
-    if (const auto key = first_present(scope, {"block_h", "block_t", "warps", "stages", "split"})) {
+    if (const auto key =
+            first_present(scope, {"block_h", "block_t", "warps", "stages", "split", "table"})) {
       fail(line_of(*scope.table->get(*key)), scope.field(*key),
            fmt::format("{} is a CUDA kernel knob; the cpu backend's only knob is threads (set "
                        "backend = \"cuda\" at the top level to run CUDA kernels)",
@@ -1132,6 +1178,7 @@ class Parser {
   FeasibilityCheck feasibility_;
   std::optional<Scope> decision_scope_;
   std::optional<Scope> sweep_scope_;
+  std::optional<Sweep> sweep_;  // read before the arms, which a tuning table must match
   std::vector<ArmSource> sources_;  // the baseline's, then each variant's
   ArmSource last_source_;
 };
@@ -1156,6 +1203,7 @@ std::string arm_config_text(const Arm& arm) {
       return kernel->cpu_threads == 0 ? "cpu threads=all"
                                       : fmt::format("cpu threads={}", kernel->cpu_threads);
     }
+    if (!kernel->table.empty()) return "tuned by " + kernel->table;
     return fmt::format("{} {}", kernel->variant, kernel->split.to_string());
   }
   const auto& command = std::get<CommandArm>(arm.config);

@@ -56,6 +56,10 @@
 //                                   set from the baseline, and the result must be compiled.
 //     split = "target_ctas:512"     heuristic | fixed:N | target_ctas:T; a variant arm
 //                                   without it takes the baseline's (default heuristic)
+//     table = "tuning.json"         instead of the above: a tuned arm, which runs at each
+//                                   point the table's choice for its batch and longest context
+//                                   (a path relative to the experiment file's folder; the
+//                                   table must be for the sweep's layout, heads and page size)
 //   Kernel arm, backend cpu:
 //     variant = "cpu"               optional (the only CPU kernel)
 //     threads = 2                   [0, 4096], 0 = every hardware thread; a variant arm
@@ -95,10 +99,13 @@
 namespace mlalab::ab {
 
 // A kernel arm: one compiled variant of the registry and a split policy. On the CPU backend
-// the variant is "cpu" (the CPU backend) with a thread count instead.
+// the variant is "cpu" (the CPU backend) with a thread count instead. A tuned arm names a
+// tuning table instead: at each point it runs what a Dispatcher with that table would
+// (dispatch::resolve_launch for the point's batch and longest context).
 struct KernelArm {
-  std::string variant;   // registry name (h16_t16_w4_s2) or "cpu"
-  SplitPolicy split;     // ignored by the CPU backend
+  std::string variant;   // registry name (h16_t16_w4_s2) or "cpu"; empty for a tuned arm
+  SplitPolicy split;     // ignored by the CPU backend and by a tuned arm
+  std::string table{};   // a tuned arm's tuning table (a path); empty otherwise
   int cpu_threads = 0;   // CPU backend only; 0 = all hardware threads
   bool operator==(const KernelArm&) const = default;
 };

@@ -440,6 +440,12 @@ PointEnd Run::measure_point(std::size_t index, double allotment_s) {
       continue;
     }
     if (arm.role == ArmRole::kBaseline) point.splits = preparation.splits;
+    if (!preparation.resolved_config.empty()) {
+      progress_.note(fmt::format("{} arm '{}' runs {}", label, arm.name,
+                                 preparation.resolved_config));
+      point.resolved_configs.resize(record_.arms.size());
+      point.resolved_configs[a] = std::move(preparation.resolved_config);
+    }
     prepared[a] = std::move(preparation.arm);
   }
   if (!baseline_valid()) {

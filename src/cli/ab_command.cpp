@@ -1,8 +1,5 @@
 #include "cli/ab_command.h"
 
-#include <signal.h>
-#include <unistd.h>
-
 #include <fmt/format.h>
 
 #include <atomic>
@@ -21,6 +18,7 @@
 #include "ab/runner.h"
 #include "cli/exit_status.h"
 #include "cli/option_checks.h"
+#include "cli/stop_signal.h"
 #include "kernels/registry.h"
 #include "report/report_writer.h"
 #include "report/results_json.h"
@@ -31,57 +29,6 @@ namespace {
 constexpr const char* kDefaultOut = "results";
 // Folders of runs started in the same second get -2, -3, ...; past this many something is off.
 constexpr int kMaxFolderSuffix = 1000;
-constexpr int kSignalExitBase = 128;  // the shell's convention: killed by signal N → 128 + N
-
-// The signal that asked the run to stop (0: none). Set by the handler, read by the runner
-// between samples: a lock-free atomic is safe to touch from a signal handler.
-std::atomic<int> g_stop_signal{0};
-static_assert(std::atomic<int>::is_always_lock_free);
-
-// The first Ctrl-C asks the run to stop cleanly (it analyses and writes what it measured), and
-// says so at once: the current sample may take a while. A second one exits at once. The
-// folder then holds every finished point (written after each).
-extern "C" void handle_stop_signal(int signal_number) {
-  int expected = 0;
-  if (g_stop_signal.compare_exchange_strong(expected, signal_number)) {
-    constexpr char kStopping[] =
-        "\nmlalab ab: stopping after the current sample, then writing what was measured "
-        "(interrupt again to exit at once)\n";
-    [[maybe_unused]] const ssize_t written =
-        write(STDERR_FILENO, kStopping, sizeof(kStopping) - 1);
-    return;
-  }
-  constexpr char kMessage[] =
-      "\nmlalab ab: interrupted again: exiting now; the results folder holds every finished "
-      "sweep point\n";
-  [[maybe_unused]] const ssize_t written = write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
-  _exit(kSignalExitBase + signal_number);
-}
-
-// Installs the handler for SIGINT and SIGTERM for its lifetime, then puts back what was there.
-class StopSignalScope {
- public:
-  StopSignalScope() {
-    g_stop_signal.store(0);
-    struct sigaction action {};
-    action.sa_handler = handle_stop_signal;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_RESTART;
-    sigaction(SIGINT, &action, &previous_int_);
-    sigaction(SIGTERM, &action, &previous_term_);
-  }
-  StopSignalScope(const StopSignalScope&) = delete;
-  StopSignalScope& operator=(const StopSignalScope&) = delete;
-  ~StopSignalScope() {
-    sigaction(SIGINT, &previous_int_, nullptr);
-    sigaction(SIGTERM, &previous_term_, nullptr);
-  }
-
- private:
-  struct sigaction previous_int_ {};
-  struct sigaction previous_term_ {};
-};
-
 struct AbOptions {
   std::string experiment_path;
   std::string out = kDefaultOut;
@@ -191,11 +138,11 @@ int run_plan(const AbOptions& options, const ab::Experiment& experiment) {
   pilot.stats.max_rounds = pilot.stats.min_rounds;
   ab::RunOutcome outcome;
   {
-    StopSignalScope signals;
+    StopSignalScope signals("mlalab ab", "the results folder holds every finished sweep point");
     std::cerr << fmt::format("mlalab ab --plan: a pilot of {} rounds at each of {} points\n",
                              pilot.stats.min_rounds, pilot.sweep.concurrency.size());
     ab::RunOptions run_options;
-    run_options.stop_signal = &g_stop_signal;
+    run_options.stop_signal = &StopSignalScope::signal();
     run_options.progress = &std::cerr;
     run_options.progress_in_place = isatty(STDERR_FILENO) != 0;
     try {
@@ -231,12 +178,12 @@ int run_ab_command(const AbOptions& options) {
   std::filesystem::path dir;  // created once the run is set up, so a refused run leaves none
   ab::RunOutcome outcome;
   {
-    StopSignalScope signals;
+    StopSignalScope signals("mlalab ab", "the results folder holds every finished sweep point");
     const ab::RunOptions run_options{
         .command_line = reproduce_line(options, experiment),
         .build_command = build_line(),
         .started = started,
-        .stop_signal = &g_stop_signal,
+        .stop_signal = &StopSignalScope::signal(),
         .progress = &std::cerr,
         .progress_in_place = isatty(STDERR_FILENO) != 0,
         .on_started =

@@ -66,28 +66,6 @@ std::string default_variant() {
   return kernels::compiled_variants().front().name;
 }
 
-std::string compiled_names() {
-  std::string names;
-  for (const auto& variant : kernels::compiled_variants()) {
-    names += (names.empty() ? "" : ", ") + variant.name;
-  }
-  return names;
-}
-
-CLI::Validator variant_validator() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        for (const auto& name : split_commas(text)) {
-          if (name != bench::kAllVariants && kernels::find_variant(name) == nullptr) {
-            return fmt::format("unknown variant '{}': allowed 'all' or a compiled variant: {}",
-                               name, compiled_names());
-          }
-        }
-        return {};
-      },
-      "", "variant");
-}
-
 CLI::Validator split_validator() {
   return CLI::Validator(
       [](std::string& text) {
@@ -157,9 +135,9 @@ void register_options(CLI::App& command, BenchOptions* raw) {
                                      "compiled variant that fits this GPU). Names read "
                                      "h<heads per CTA>_t<tokens per step>_w<warps>_s<pipeline "
                                      "stages>. Default: {}. Compiled: {}",
-                                     default_variant(), compiled_names()))
+                                     default_variant(), compiled_variant_names()))
           ->type_name("NAME[,NAME...]|all")
-          ->check(variant_validator());
+          ->check(variant_list_validator());
   raw->split_option = command.add_option("--split", raw->split,
                                          "How each sequence's KV range is split across CTAs "
                                          "(forms below). Default: heuristic")

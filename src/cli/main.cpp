@@ -14,6 +14,7 @@
 #include "cli/bench_command.h"
 #include "cli/configs_command.h"
 #include "cli/exit_status.h"
+#include "cli/tune_command.h"
 #include "cli/unknown_subcommand.h"
 #include "cli/verify_command.h"
 
@@ -39,6 +40,7 @@ constexpr const char* kFooter =
     "  mlalab bench                        validate and time the default variant\n"
     "  mlalab bench --variant all --batch 1,64 --context 4096 --json results.json\n"
     "  mlalab ab experiments/occupancy.toml  A/B-test the study's knobs over a concurrency sweep\n"
+    "  mlalab tune --heads 16              race variants and splits per batch: a tuning table\n"
     "  mlalab verify results/<run>/fingerprint.json  is this build what was measured?\n"
     "\n"
     "Run 'mlalab <subcommand> --help' for a subcommand's options.\n"
@@ -78,6 +80,7 @@ int main(int argc, char** argv) {
   mlalab::cli::add_bench_command(app, exit_code);
   mlalab::cli::add_verify_command(app, exit_code);
   mlalab::cli::add_ab_command(app, exit_code);
+  mlalab::cli::add_tune_command(app, exit_code);
 
   try {
     app.parse(argc, argv);

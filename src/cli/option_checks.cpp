@@ -8,6 +8,9 @@
 #include <filesystem>
 #include <system_error>
 
+#include "bench/bench_runner.h"
+#include "kernels/registry.h"
+
 namespace mlalab::cli {
 namespace {
 
@@ -200,6 +203,28 @@ OptionCheck<std::string> output_folder() {
     }
     return std::nullopt;
   };
+}
+
+std::string compiled_variant_names() {
+  std::string names;
+  for (const auto& variant : kernels::compiled_variants()) {
+    names += (names.empty() ? "" : ", ") + variant.name;
+  }
+  return names;
+}
+
+CLI::Validator variant_list_validator() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        for (const auto& name : split_commas(text)) {
+          if (name != bench::kAllVariants && kernels::find_variant(name) == nullptr) {
+            return fmt::format("unknown variant '{}': allowed '{}' or a compiled variant: {}",
+                               name, bench::kAllVariants, compiled_variant_names());
+          }
+        }
+        return {};
+      },
+      "", "variant");
 }
 
 }  // namespace mlalab::cli

@@ -63,6 +63,12 @@ OptionCheck<std::string> output_file();
 // of the path that exists is.
 OptionCheck<std::string> output_folder();
 
+// The compiled kernel variants' names, comma-separated: what a variant option allows.
+std::string compiled_variant_names();
+// A comma-separated list of compiled variant names, or the word "all" (every compiled one:
+// bench::kAllVariants).
+CLI::Validator variant_list_validator();
+
 // Adds the option `name` to `command`: its text goes through `check` while the command line
 // is parsed and the value into `target`; a refusal stops the parse with the check's message
 // as it is (a CLI::ValidationError, which main turns into exit status 2).

@@ -776,6 +776,18 @@ void how(std::ostream& out, const ab::RunRecord& record) {
                {"throttled", true}, {"time", true}, {"stopped because"}},
               std::move(rows));
   out << "Splits: the baseline kernel's split count at the point.\n\n";
+  for (const ab::PointRecord& point : record.points) {
+    for (std::size_t a = 0; a < point.resolved_configs.size(); ++a) {
+      if (point.resolved_configs[a].empty()) continue;
+      out << fmt::format("- {}: '{}' (tuned) ran {}\n", point_label(point.concurrency),
+                         record.arms[a].name, point.resolved_configs[a]);
+    }
+  }
+  const bool any_tuned = std::any_of(record.points.begin(), record.points.end(),
+                                     [](const ab::PointRecord& point) {
+                                       return !point.resolved_configs.empty();
+                                     });
+  if (any_tuned) out << "\n";
 }
 
 void baseline(std::ostream& out, const ab::RunRecord& record) {

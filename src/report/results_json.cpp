@@ -472,6 +472,7 @@ Json arm_json(const ab::Arm& arm, std::string_view backend) {
     json["variant"] = kernel->variant;
     json["split"] = split_applies(backend) ? Json(kernel->split.to_string()) : Json(nullptr);
     json["cpu_threads"] = cpu_threads_apply(backend) ? Json(kernel->cpu_threads) : Json(nullptr);
+    json["table"] = text_or_null(kernel->table);
   } else {
     const auto& command = std::get<ab::CommandArm>(arm.config);
     json["kind"] = "command";
@@ -497,6 +498,7 @@ ab::Arm arm_from_json(const nlohmann::json& json) {
     // Null where it does not apply (arm_json): the default, as the parser would leave it.
     ab::KernelArm kernel{.variant = named.get<std::string>("variant"),
                          .split = {},
+                         .table = named.get_or<std::string>("table", {}),
                          .cpu_threads = named.get_or<int>("cpu_threads", 0)};
     if (!named.field("split").is_null()) {
       std::string error;
@@ -539,6 +541,9 @@ Json results_json(const ab::RunRecord& record) {
     points.push_back({{"concurrency", point.concurrency},
                       {"context_lengths", kernel ? Json(point.context_lengths) : Json(nullptr)},
                       {"splits", positive_or_null(point.splits)},
+                      {"resolved_configs", point.resolved_configs.empty()
+                                               ? Json(nullptr)
+                                               : Json(point.resolved_configs)},
                       {"rounds", point.rounds},
                       {"throttled_samples", point.throttled_samples},
                       {"stop_reason", name_of(point.stop_reason)},
@@ -622,6 +627,8 @@ ab::RunRecord record_from_json(const nlohmann::json& json) {
                              .context_lengths =
                                  point.get_or<std::vector<int>>("context_lengths", {}),
                              .splits = point.get_or<int>("splits", 0),
+                             .resolved_configs =
+                                 point.get_or<std::vector<std::string>>("resolved_configs", {}),
                              .rounds = point.get<int>("rounds"),
                              .throttled_samples = point.get<int>("throttled_samples"),
                              .stop_reason = point.word("stop_reason", parse_stop_reason),

@@ -21,8 +21,9 @@
 //                    "load_at_start": LOAD, "load_at_end": LOAD},
 //    "arms": [{"name", "role", "config_text", "code_hash", "valid", "invalid_reason",
 //              "config": ARM}],
-//    "points": [{"concurrency", "context_lengths", "splits", "rounds", "throttled_samples",
-//                "stop_reason", "stop_text", "elapsed_s"}],
+//    "points": [{"concurrency", "context_lengths", "splits", "resolved_configs" (what each
+//                tuned arm ran there, by arm; null without tuned arms), "rounds",
+//                "throttled_samples", "stop_reason", "stop_text", "elapsed_s"}],
 //    "analysis": null | {"direction", "correction_note",
 //                        "looks": [{"rounds", "alpha_share"}],
 //                        "noise": [{"concurrency", "a_a": CHANGE, "band_pct",
@@ -35,7 +36,8 @@
 //                                                  "variant_median"}]}]},
 //    "samples": [{"point", "round", "order", "arm", "value", "time_us", "sm_clock_mhz",
 //                 "throttled"}]}
-//   ARM    = {"name", "prediction_pct", "kind": "kernel", "variant", "split", "cpu_threads"}
+//   ARM    = {"name", "prediction_pct", "kind": "kernel", "variant", "split", "cpu_threads",
+//             "table" (a tuned arm's tuning table, else null)}
 //          | {"name", "prediction_pct", "kind": "command", "command", "env", "metric",
 //             "direction", "timeout_s"}
 //   CHANGE = {"paired_rounds", "change_pct", "lower_pct", "upper_pct", "standard_error_log",
