@@ -55,18 +55,22 @@ struct TableIdentity {
   int num_heads = 0;
   int page_size = 0;
   std::vector<CandidateCode> candidates;  // every compiled variant the tuner considered
+  bool operator==(const TableIdentity&) const = default;
 };
 
 // This process's identity for a problem: the GPU and CUDA versions from
-// kernels::current_device, and the named variants' code hashes from the registry (a name
-// that is not compiled gets an empty hash, so that it never matches).
+// kernels::current_device (without a GPU: an empty name and versions, and zeros), and the named
+// variants' code hashes from the registry (a name that is not compiled gets an empty hash, so
+// that it never matches).
 TableIdentity identity_here(Layout layout, int num_heads, int page_size,
                             std::span<const std::string> candidate_variants);
 
 // Why a table tuned under `table` must not be used `here`, naming the first field that
-// differs ("gpu: the table was tuned on 'NVIDIA H100 80GB HBM3', this is 'NVIDIA H200'",
-// "candidates: h16_t16_w4_s2's code differs from the table's (rebuilt or changed)"), or
-// nullopt when they match.
+// differs in the order of TableIdentity's fields ("gpu: the table was tuned on 'NVIDIA H100
+// 80GB HBM3', this is 'NVIDIA H200'", "candidates: h16_t16_w4_s2's compiled code differs from
+// the table's (a rebuild with changed kernel code); re-tune"), or nullopt when they match.
+// Only the table's candidates are compared, by name: `here` lists them (identity_here with
+// their names), and one it lacks or has no hash for is not compiled in this build.
 std::optional<std::string> identity_mismatch(const TableIdentity& table,
                                              const TableIdentity& here);
 
@@ -89,6 +93,7 @@ struct CandidateResult {
   // slower than the leader beyond its interval", "kept: the incumbent, not beaten beyond the
   // noise", ...
   std::string outcome;
+  bool operator==(const CandidateResult&) const = default;
 };
 
 struct TableEntry {
@@ -103,11 +108,13 @@ struct TableEntry {
 
   const CandidateResult& winner() const { return ranking.front(); }
   const CandidateResult* runner_up() const { return ranking.size() > 1 ? &ranking[1] : nullptr; }
+  bool operator==(const TableEntry&) const = default;
 };
 
 struct PrunedVariant {
   std::string variant;
   std::string reason;  // feasibility's reason, e.g. "needs 402,176 B of shared memory, ..."
+  bool operator==(const PrunedVariant&) const = default;
 };
 
 struct TuningTable {
@@ -124,6 +131,7 @@ struct TuningTable {
   // The entry of exactly this bucket pair, or null.
   const TableEntry* find_bucket(int batch_bucket, int context_bucket) const;
   TableEntry* find_bucket(int batch_bucket, int context_bucket);
+  bool operator==(const TuningTable&) const = default;
 };
 
 // A table file that cannot be read or does not hold a valid table: what and where.
@@ -134,14 +142,26 @@ class TableError : public std::runtime_error {
 
 inline constexpr int kTableFormatVersion = 1;
 
+// The file's form: {"format": "mlalab-tuning-table", "version", "identity", "commit",
+// "created_utc", "batch_buckets", "context_buckets", "pruned", "entries"}, the fields named as
+// in the structs above; a winner's change_pct is null. write_table keeps this order of keys,
+// which nlohmann::json (sorting them) does not.
 nlohmann::json table_to_json(const TuningTable& table);
-// Throws TableError naming the path of the first missing or malformed field
-// ("entries[3].splits: expected an integer in [1, 256]").
+// Throws TableError naming the path of the first missing or malformed field, what was expected
+// and what it holds ("entries[3].splits: expected an integer in [1, 256], got 0"). Beyond the
+// types it checks what the structs promise: buckets ascending and distinct, every entry at a
+// pair of buckets and only one there, num_heads and page_size as DecodeParams allows them,
+// splits in [1, kMaxSplits], us_low ≤ us ≤ us_high with us > 0, the winner ranked first with
+// the entry's variant and splits, and every variant named in a ranking one of the candidates
+// (whose code identity_mismatch checks).
 TuningTable table_from_json(const nlohmann::json& json);
 
-// Writes atomically (a temporary file renamed over `path`); throws TableError.
+// Writes atomically (a temporary `path` + ".tmp" renamed over `path`), indented for people to
+// read. Throws TableError: the table is one table_from_json would refuse (nothing is written),
+// or the file cannot be written (the path and the OS's reason).
 void write_table(const TuningTable& table, const std::string& path);
-// Throws TableError: the file cannot be read, is not JSON, or not a table.
+// Throws TableError: the file cannot be read ("cannot read <path>: <reason>"), is not JSON
+// ("<path> is not JSON: <parser message>"), or not a table ("<path>: <field error>").
 TuningTable read_table(const std::string& path);
 
 }  // namespace mlalab::dispatch
