@@ -6,7 +6,9 @@
 //
 //   dispatch::Dispatcher dispatcher(Layout::kV3, /*num_heads=*/16, /*page_size=*/64,
 //                                   dispatch::read_table("h200-v3-h16.json"));
-//   dispatcher.prepare({{.batch = 8, .max_context = 4096}, {.batch = 64, .max_context = 4096}});
+//   const std::vector<dispatch::DispatchKey> keys = {{.batch = 8, .max_context = 4096},
+//                                                    {.batch = 64, .max_context = 4096}};
+//   dispatcher.prepare(keys);
 //   cudaStreamBeginCapture(stream, ...);
 //   dispatcher.run(params, /*max_context=*/4096, stream);   // params.batch == 8
 //   cudaStreamEndCapture(stream, &graph);                    // replay with any lengths ≤ 4096
@@ -78,15 +80,20 @@ class Dispatcher {
   Dispatcher& operator=(const Dispatcher&) = delete;
 
   // Resolves every key and grows the workspace to the largest any of them needs (one
-  // allocation). Call outside capture: it allocates. Throws std::invalid_argument for a bad
-  // key, std::logic_error when called while `capture_check_stream` (if given) is capturing,
-  // and CudaError-like std::runtime_error when the allocation fails.
+  // allocation). Call outside capture: it allocates. Growing frees the old workspace, whose
+  // address graphs captured earlier hold: prepare every key before the first capture, or
+  // capture again. Throws std::invalid_argument for a bad key, std::logic_error when called
+  // while `capture_check_stream` (if given) is capturing, and std::runtime_error with CUDA's
+  // text when the allocation fails (the keys needing a workspace are then unprepared) or when
+  // a workspace is needed and there is no device. A throw prepares none of the new keys.
   void prepare(std::span<const DispatchKey> keys, cudaStream_t capture_check_stream = nullptr);
 
   // Launches the call with the prepared resolution of (params.batch, max_context). Outside a
-  // capture an unprepared key is prepared first (which may allocate); inside one it throws
-  // UnpreparedKey naming the key and saying to call prepare(). A refused or failed launch
-  // comes back as the status (kernels::launch_failure_text words it).
+  // capture an unprepared key is prepared first (which may grow the workspace: see prepare);
+  // inside one it throws UnpreparedKey naming the key and saying to call prepare(). A refused
+  // or failed launch comes back as the status (kernels::launch_failure_text words it); a call
+  // of another problem (heads, layout or page size) than the dispatcher's is refused as
+  // kInvalidInput, since its workspace was sized for this one.
   kernels::LaunchStatus run(const DecodeParams& params, int max_context, cudaStream_t stream);
 
   // The resolution of a prepared key, or null.

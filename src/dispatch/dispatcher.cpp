@@ -1,0 +1,246 @@
+#include "dispatch/dispatcher.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/validate.h"
+#include "dispatch/feasibility.h"
+#include "kernels/device.h"
+#include "kernels/registry.h"
+#include "kernels/wgmma/traits.h"
+
+namespace mlalab::dispatch {
+namespace {
+
+constexpr std::string_view kPreferredWgmma = "wgmma_h64_t64_w8_s2";
+constexpr std::string_view kPreferredPortable = "h16_t16_w4_s2";
+// A wgmma CTA always computes 64 heads: with fewer, most of its MMA rows are padding, and the
+// portable family's 16-head tiles waste less.
+constexpr int kWgmmaMinHeads = 64;
+
+std::string join(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string joined;
+  for (const auto& part : parts) {
+    if (!joined.empty()) joined += separator;
+    joined += part;
+  }
+  return joined;
+}
+
+// A key no call can have is a caller's mistake; it is named like an InputError.
+void check_key(DispatchKey key) {
+  if (key.batch < 1 || key.batch > kMaxBatch) {
+    throw std::invalid_argument(
+        "dispatch key: " +
+        InputError{"batch", std::to_string(key.batch), fmt::format("[1, {}]", kMaxBatch)}
+            .message());
+  }
+  if (key.max_context < 1) {
+    throw std::invalid_argument(
+        "dispatch key: " +
+        InputError{"max_context", std::to_string(key.max_context), "≥ 1 (tokens)"}.message());
+  }
+}
+
+// Whether work enqueued on `stream` now would be captured rather than run. The legacy stream
+// cannot be used while another stream captures (cudaErrorStreamCaptureImplicit), which counts
+// as capturing: nothing may allocate then either. A stream that cannot be queried at all (no
+// device) cannot be capturing; the launch reports that error.
+bool is_capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  const cudaError_t status = cudaStreamIsCapturing(stream, &capture);
+  if (status == cudaSuccess) return capture != cudaStreamCaptureStatusNone;
+  cudaGetLastError();  // not sticky: leave no error behind for the caller's next check
+  return status == cudaErrorStreamCaptureImplicit;
+}
+
+KernelConfig table_config(const TableEntry& entry, int d_qk) {
+  const std::optional<VariantShape> shape = parse_variant_name(entry.variant);
+  const std::string where =
+      fmt::format("tuning table entry batch {}, context {}", entry.batch, entry.context);
+  if (!shape) {
+    throw std::runtime_error(fmt::format("{}: '{}' is not a variant name", where, entry.variant));
+  }
+  if (kernels::find_variant(*shape) == nullptr) {  // cannot_run_reason says so in its words
+    throw std::runtime_error(
+        fmt::format("{}: {}", where, kernels::cannot_run_reason(*shape, d_qk).value()));
+  }
+  return KernelConfig{.shape = *shape,
+                      .split = {.kind = SplitPolicy::Kind::kFixed, .value = entry.splits}};
+}
+
+}  // namespace
+
+std::string DispatchKey::to_string() const {
+  return fmt::format("batch {}, max context {}", batch, max_context);
+}
+
+KernelConfig default_config(Layout layout, int num_heads) {
+  std::vector<const kernels::Variant*> candidates;
+  const auto consider = [&](const kernels::Variant* variant) {
+    if (variant != nullptr && std::find(candidates.begin(), candidates.end(), variant) ==
+                                  candidates.end()) {
+      candidates.push_back(variant);
+    }
+  };
+  if (num_heads >= kWgmmaMinHeads &&
+      kernels::current_device().compute_capability == kernels::wgmma::kComputeCapability) {
+    consider(kernels::find_variant(kPreferredWgmma));
+  }
+  consider(kernels::find_variant(kPreferredPortable));
+  for (const kernels::Variant& variant : kernels::compiled_variants()) consider(&variant);
+
+  std::vector<std::string> refusals;
+  for (const kernels::Variant* variant : candidates) {
+    const Placement placement = judge_here(variant->shape, dims_of(layout).d_qk);
+    if (placement.verdict.feasible) return KernelConfig{.shape = variant->shape, .split = {}};
+    refusals.push_back(fmt::format("{}: {}", variant->name, placement.verdict.reason));
+  }
+  if (refusals.empty()) {
+    throw std::runtime_error(
+        "no default config: this build compiled no variant (MLALAB_VARIANTS)");
+  }
+  throw std::runtime_error(fmt::format("no default config: no compiled variant can run {} here: {}",
+                                       name_of(layout), join(refusals, "; ")));
+}
+
+ResolvedLaunch resolve_launch(Layout layout, int num_heads, int page_size,
+                              const TuningTable* table, DispatchKey key) {
+  check_key(key);
+  const LayoutDims dims = dims_of(layout);
+  ResolvedLaunch resolved;
+  const TableEntry* entry = table != nullptr ? table->find(key.batch, key.max_context) : nullptr;
+  if (entry != nullptr) {
+    resolved.config = table_config(*entry, dims.d_qk);
+    resolved.source = fmt::format("table: entry batch {}, context {}", entry->batch,
+                                  entry->context);
+  } else {
+    resolved.config = default_config(layout, num_heads);
+    resolved.source = fmt::format("default: {}, {} split", variant_name(resolved.config.shape),
+                                  resolved.config.split.to_string());
+  }
+  // The plan reads the problem's sizes only, and the longest sequence from the key: never the
+  // live lengths, so that every replay of a captured call launches the same grid.
+  const DecodeParams sizes{.batch = key.batch,
+                           .num_heads = num_heads,
+                           .d_qk = dims.d_qk,
+                           .d_v = dims.d_v,
+                           .page_size = page_size};
+  const Placement placement = judge_here(resolved.config.shape, dims.d_qk);
+  const kernels::DeviceSlots slots{.sm_count = kernels::current_device().sm_count,
+                                   .ctas_per_sm = std::max(1, placement.ctas_per_sm())};
+  resolved.plan = kernels::plan_launch(sizes, resolved.config, key.max_context, slots);
+  return resolved;
+}
+
+Dispatcher::Dispatcher(Layout layout, int num_heads, int page_size,
+                       std::optional<TuningTable> table)
+    : layout_(layout), num_heads_(num_heads), page_size_(page_size), table_(std::move(table)) {
+  if (!table_) return;
+  std::vector<std::string> candidate_names;
+  for (const CandidateCode& candidate : table_->identity.candidates) {
+    candidate_names.push_back(candidate.variant);
+  }
+  // The problem is part of the identity, so a table of another layout, head count or page
+  // size is refused here too.
+  const TableIdentity here = identity_here(layout_, num_heads_, page_size_, candidate_names);
+  if (const std::optional<std::string> mismatch = identity_mismatch(table_->identity, here)) {
+    throw TableError("the tuning table does not fit this process: " + *mismatch);
+  }
+}
+
+Dispatcher::~Dispatcher() {
+  if (workspace_ != nullptr) cudaFree(workspace_);
+}
+
+void Dispatcher::prepare(std::span<const DispatchKey> keys, cudaStream_t capture_check_stream) {
+  if (capture_check_stream != nullptr && is_capturing(capture_check_stream)) {
+    throw std::logic_error(
+        "Dispatcher::prepare was called while the stream is capturing: it may allocate, which "
+        "a capture must not contain; prepare every key before the capture begins");
+  }
+  // Resolved aside and added only once the workspace fits them all, so that a prepared key
+  // always has the workspace its plan needs.
+  std::map<DispatchKey, ResolvedLaunch> fresh;
+  std::size_t needed = workspace_bytes_;
+  std::optional<DispatchKey> widest;  // the fresh key needing the most workspace, past the old
+  for (const DispatchKey& key : keys) {
+    if (resolved_.contains(key) || fresh.contains(key)) continue;
+    ResolvedLaunch resolved =
+        resolve_launch(layout_, num_heads_, page_size_, table_ ? &*table_ : nullptr, key);
+    if (resolved.plan.workspace_bytes > needed) {
+      needed = resolved.plan.workspace_bytes;
+      widest = key;
+    }
+    fresh.emplace(key, std::move(resolved));
+  }
+
+  if (widest) {
+    const std::string needed_text = group_thousands(static_cast<long long>(needed));
+    if (!kernels::current_device().present) {
+      throw std::runtime_error(fmt::format(
+          "Dispatcher::prepare: {} needs {} B of split-KV workspace, and there is no CUDA "
+          "device to allocate it on",
+          widest->to_string(), needed_text));
+    }
+    // The old workspace goes first, so that growing never holds both at once (a serving
+    // engine's memory is mostly KV cache). If the new one cannot be had, the keys planned on
+    // the old one are forgotten: they must never launch into freed memory.
+    const auto fail = [this](std::string_view call, cudaError_t status) {
+      cudaGetLastError();  // not sticky: leave no error behind for the caller's next check
+      std::erase_if(resolved_,
+                    [](const auto& item) { return item.second.plan.workspace_bytes > 0; });
+      return std::runtime_error(
+          fmt::format("Dispatcher::prepare: {} failed: {}", call, cudaGetErrorString(status)));
+    };
+    if (workspace_ != nullptr) {
+      const cudaError_t freed = cudaFree(workspace_);
+      workspace_ = nullptr;
+      workspace_bytes_ = 0;
+      if (freed != cudaSuccess) throw fail("cudaFree of the old workspace", freed);
+    }
+    if (const cudaError_t allocated = cudaMalloc(&workspace_, needed); allocated != cudaSuccess) {
+      workspace_ = nullptr;
+      throw fail(fmt::format("cudaMalloc of {} B of workspace", needed_text), allocated);
+    }
+    workspace_bytes_ = needed;
+  }
+  resolved_.merge(fresh);
+}
+
+kernels::LaunchStatus Dispatcher::run(const DecodeParams& params, int max_context,
+                                      cudaStream_t stream) {
+  // Its plans and workspace were sized for this dispatcher's problem: another head count could
+  // overrun the workspace.
+  const LayoutDims dims = dims_of(layout_);
+  if (params.num_heads != num_heads_ || params.d_qk != dims.d_qk || params.d_v != dims.d_v ||
+      params.page_size != page_size_) {
+    return {.error = cudaErrorInvalidValue, .refusal = kernels::LaunchRefusal::kInvalidInput};
+  }
+  const DispatchKey key{.batch = params.batch, .max_context = max_context};
+  auto found = resolved_.find(key);
+  if (found == resolved_.end()) {
+    check_key(key);
+    if (is_capturing(stream)) {
+      throw UnpreparedKey(fmt::format(
+          "no prepared launch for {} while the stream is capturing: call Dispatcher::prepare "
+          "with this key before capture",
+          key.to_string()));
+    }
+    prepare(std::span(&key, 1));
+    found = resolved_.find(key);
+  }
+  const ResolvedLaunch& resolved = found->second;
+  return kernels::launch(params, resolved.config, resolved.plan, workspace_, stream);
+}
+
+const ResolvedLaunch* Dispatcher::find(DispatchKey key) const {
+  const auto found = resolved_.find(key);
+  return found != resolved_.end() ? &found->second : nullptr;
+}
+
+}  // namespace mlalab::dispatch

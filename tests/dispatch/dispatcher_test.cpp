@@ -1,0 +1,307 @@
+// What the dispatcher decides without launching: the config and plan of each key, the table's
+// identity check, and what prepare and run do before any kernel. Plans here are derived by
+// hand; without a GPU the heuristic sees one slot (1 SM, 1 CTA), where one split is always
+// cheapest, so the splits that differ by key come from table entries.
+#include "dispatch/dispatcher.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/validate.h"
+#include "kernels/device.h"
+#include "kernels/registry.h"
+#include "kernels/wgmma/traits.h"
+
+namespace mlalab::dispatch {
+namespace {
+
+constexpr int kHeads = 16;
+constexpr int kPageSize = 64;
+constexpr const char* kPortableDefault = "h16_t16_w4_s2";
+constexpr const char* kTabledVariant = "h64_t32_w8_s2";  // not a default: the entry chose it
+// Excluded from every build (it would spill: cmake/variants.cmake), yet a well-formed name.
+constexpr const char* kNeverCompiled = "h64_t16_w4_s2";
+
+void require_compiled(const char* name) {
+  if (kernels::find_variant(name) == nullptr) {
+    GTEST_SKIP() << name << " is not compiled into this build (MLALAB_VARIANTS)";
+  }
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// The message of the exception `call` throws, or "" when it throws none.
+template <typename Exception>
+std::string message_of(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const Exception& error) {
+    return error.what();
+  }
+  return "";
+}
+
+void expect_same_plan(const kernels::LaunchPlan& a, const kernels::LaunchPlan& b) {
+  EXPECT_EQ(a.head_blocks, b.head_blocks);
+  EXPECT_EQ(a.num_splits, b.num_splits);
+  EXPECT_EQ(a.ctas, b.ctas);
+  EXPECT_EQ(a.workspace_bytes, b.workspace_bytes);
+}
+
+TableEntry entry(int batch, int context, std::string variant, int splits) {
+  TableEntry made;
+  made.batch = batch;
+  made.context = context;
+  made.variant = std::move(variant);
+  made.splits = splits;
+  return made;
+}
+
+// A table tuned in this process for V3, 16 heads, page 64, at batch buckets {1, 8, 64} and
+// context buckets {1024, 4096}, with entries at (8, 1024) and (8, 4096) only.
+TuningTable table_here() {
+  const std::vector<std::string> candidates = {kPortableDefault, kTabledVariant};
+  TuningTable table;
+  table.identity = identity_here(Layout::kV3, kHeads, kPageSize, candidates);
+  table.batch_buckets = {1, 8, 64};
+  table.context_buckets = {1024, 4096};
+  table.entries = {entry(8, 1024, kTabledVariant, 8), entry(8, 4096, kTabledVariant, 8)};
+  return table;
+}
+
+ResolvedLaunch resolve(const TuningTable* table, DispatchKey key) {
+  return resolve_launch(Layout::kV3, kHeads, kPageSize, table, key);
+}
+
+// A call of the dispatcher's problem with no buffers: every launch refuses it as invalid
+// input before touching a GPU.
+DecodeParams call_without_buffers(int batch) {
+  const LayoutDims dims = dims_of(Layout::kV3);
+  return DecodeParams{.batch = batch, .num_heads = kHeads, .d_qk = dims.d_qk, .d_v = dims.d_v,
+                      .page_size = kPageSize};
+}
+
+TEST(DispatchKey, SaysBatchAndMaxContext) {
+  EXPECT_EQ((DispatchKey{.batch = 8, .max_context = 4096}).to_string(),
+            "batch 8, max context 4096");
+}
+
+TEST(DefaultConfig, SixteenHeadsGetH16T16W4S2WithTheHeuristicSplit) {
+  require_compiled(kPortableDefault);
+  const KernelConfig config = default_config(Layout::kV3, kHeads);
+  EXPECT_EQ(variant_name(config.shape), kPortableDefault);
+  EXPECT_EQ(config.split, SplitPolicy{});
+}
+
+TEST(DefaultConfig, WgmmaOnlyForManyHeadsOnSm90a) {
+  require_compiled(kPortableDefault);
+  const bool sm90a =
+      kernels::current_device().compute_capability == kernels::wgmma::kComputeCapability;
+  const std::string expected = sm90a && kernels::find_variant("wgmma_h64_t64_w8_s2") != nullptr
+                                   ? "wgmma_h64_t64_w8_s2"
+                                   : kPortableDefault;
+  EXPECT_EQ(variant_name(default_config(Layout::kV3, 128).shape), expected);
+  EXPECT_EQ(variant_name(default_config(Layout::kV4, 64).shape), expected);
+  EXPECT_EQ(variant_name(default_config(Layout::kV3, 63).shape), kPortableDefault);
+}
+
+TEST(ResolveLaunch, WithoutATableTheDefaultSaysSo) {
+  require_compiled(kPortableDefault);
+  const ResolvedLaunch resolved = resolve(nullptr, {.batch = 8, .max_context = 4096});
+  EXPECT_EQ(resolved.source, "default: h16_t16_w4_s2, heuristic split");
+  EXPECT_EQ(variant_name(resolved.config.shape), kPortableDefault);
+  EXPECT_EQ(resolved.plan.head_blocks, 1);  // 16 heads, 16 per CTA
+  EXPECT_EQ(resolved.plan.ctas, 8 * resolved.plan.num_splits);
+}
+
+// The table's entry (8, 4096) serves batch 5 and context 3000 (the smallest buckets ≥ each):
+// h64_t32_w8_s2 at fixed:8. One CTA holds all 16 heads (block_h 64); 3000 tokens are 94 steps
+// of 32, so all 8 splits have tokens: 5 · 1 · 8 = 40 CTAs, and the workspace holds 8 splits ·
+// 5 sequences · 16 heads of 512 floats of partial out and 1 of lse:
+// 8 · 5 · 16 · 513 · 4 = 1,313,280 B.
+TEST(ResolveLaunch, ATableEntryGivesItsVariantAndFixedSplit) {
+  require_compiled(kTabledVariant);
+  const TuningTable table = table_here();
+  const ResolvedLaunch resolved = resolve(&table, {.batch = 5, .max_context = 3000});
+  EXPECT_EQ(resolved.source, "table: entry batch 8, context 4096");
+  EXPECT_EQ(variant_name(resolved.config.shape), kTabledVariant);
+  EXPECT_EQ(resolved.config.split, (SplitPolicy{.kind = SplitPolicy::Kind::kFixed, .value = 8}));
+  EXPECT_EQ(resolved.plan.head_blocks, 1);
+  EXPECT_EQ(resolved.plan.num_splits, 8);
+  EXPECT_EQ(resolved.plan.ctas, 40);
+  EXPECT_EQ(resolved.plan.workspace_bytes, 1313280u);
+}
+
+// A key the table has no entry for (batch bucket 64) gets the default, as without a table.
+TEST(ResolveLaunch, AKeyWithoutATableEntryGetsTheDefault) {
+  require_compiled(kPortableDefault);
+  const TuningTable table = table_here();
+  const ResolvedLaunch resolved = resolve(&table, {.batch = 50, .max_context = 4096});
+  EXPECT_EQ(resolved.source, "default: h16_t16_w4_s2, heuristic split");
+  expect_same_plan(resolved.plan, resolve(nullptr, {.batch = 50, .max_context = 4096}).plan);
+}
+
+// The plan is a function of the key: resolving another key between two resolutions changes
+// nothing. The max context may change it: entry (8, 1024)'s fixed:8 is capped at the
+// 64 / 32 = 2 steps of a 64-token context, so that every split has tokens.
+TEST(ResolveLaunch, ThePlanDependsOnTheKeyAlone) {
+  require_compiled(kTabledVariant);
+  const TuningTable table = table_here();
+  const DispatchKey key{.batch = 5, .max_context = 64};
+  const ResolvedLaunch first = resolve(&table, key);
+  EXPECT_EQ(first.source, "table: entry batch 8, context 1024");
+  EXPECT_EQ(first.plan.num_splits, 2);
+  EXPECT_EQ(resolve(&table, {.batch = 5, .max_context = 3000}).plan.num_splits, 8);
+  const ResolvedLaunch again = resolve(&table, key);
+  expect_same_plan(again.plan, first.plan);
+  EXPECT_EQ(again.source, first.source);
+}
+
+// Whatever else a dispatcher prepared, and in whichever order, a key gets resolve_launch's plan.
+TEST(Dispatcher, PreparesEachKeyAsResolveLaunchDoesInAnyOrder) {
+  require_compiled(kPortableDefault);
+  const std::vector<DispatchKey> keys = {{.batch = 1, .max_context = 1},
+                                         {.batch = 5, .max_context = 64},
+                                         {.batch = 64, .max_context = 16384}};
+  const std::vector<DispatchKey> reversed(keys.rbegin(), keys.rend());
+  Dispatcher together(Layout::kV3, kHeads, kPageSize);
+  together.prepare(keys);
+  Dispatcher one_by_one(Layout::kV3, kHeads, kPageSize);
+  for (const DispatchKey& key : reversed) one_by_one.prepare(std::vector{key});
+  for (const DispatchKey& key : keys) {
+    const ResolvedLaunch expected = resolve(nullptr, key);
+    for (const Dispatcher* dispatcher : {&together, &one_by_one}) {
+      ASSERT_NE(dispatcher->find(key), nullptr) << key.to_string();
+      expect_same_plan(dispatcher->find(key)->plan, expected.plan);
+      EXPECT_EQ(dispatcher->find(key)->source, expected.source);
+    }
+  }
+}
+
+TEST(ResolveLaunch, AKeyOutOfRangeIsRefusedNamingTheField) {
+  const auto refusal = [](DispatchKey key) {
+    return message_of<std::invalid_argument>([&] { resolve(nullptr, key); });
+  };
+  EXPECT_EQ(refusal({.batch = 0, .max_context = 4096}),
+            "dispatch key: batch = 0: allowed [1, 65536]");
+  EXPECT_EQ(refusal({.batch = kMaxBatch + 1, .max_context = 4096}),
+            "dispatch key: batch = 65537: allowed [1, 65536]");
+  EXPECT_EQ(refusal({.batch = 8, .max_context = 0}),
+            "dispatch key: max_context = 0: allowed ≥ 1 (tokens)");
+  EXPECT_EQ(refusal({.batch = 8, .max_context = -5}),
+            "dispatch key: max_context = -5: allowed ≥ 1 (tokens)");
+}
+
+TEST(ResolveLaunch, AnEntryOfAVariantNotCompiledIsAnError) {
+  TuningTable table = table_here();
+  table.entries[1].variant = kNeverCompiled;
+  EXPECT_EQ(message_of<std::runtime_error>([&] {
+              resolve(&table, {.batch = 8, .max_context = 4096});
+            }),
+            "tuning table entry batch 8, context 4096: h64_t16_w4_s2 is not compiled into this "
+            "build (MLALAB_VARIANTS)");
+  table.entries[1].variant = "fastest";
+  EXPECT_EQ(message_of<std::runtime_error>([&] {
+              resolve(&table, {.batch = 8, .max_context = 4096});
+            }),
+            "tuning table entry batch 8, context 4096: 'fastest' is not a variant name");
+}
+
+TEST(Dispatcher, AcceptsATableTunedHere) {
+  require_compiled(kTabledVariant);
+  EXPECT_NO_THROW({ const Dispatcher dispatcher(Layout::kV3, kHeads, kPageSize, table_here()); });
+}
+
+TEST(Dispatcher, RefusesATableOfAnotherGpuNamingTheField) {
+  TuningTable table = table_here();
+  table.identity.gpu = "NVIDIA H100 80GB HBM3";
+  const std::string message = message_of<TableError>(
+      [&] { const Dispatcher dispatcher(Layout::kV3, kHeads, kPageSize, table); });
+  EXPECT_TRUE(message.starts_with("the tuning table does not fit this process: gpu")) << message;
+}
+
+TEST(Dispatcher, RefusesATableOfAnotherProblemNamingTheField) {
+  const auto refusal = [](Layout layout, int heads, int page_size) {
+    return message_of<TableError>(
+        [&] { const Dispatcher dispatcher(layout, heads, page_size, table_here()); });
+  };
+  const std::string layout = refusal(Layout::kV4, kHeads, kPageSize);
+  EXPECT_TRUE(contains(layout, "fit this process: layout")) << layout;
+  const std::string heads = refusal(Layout::kV3, 128, kPageSize);
+  EXPECT_TRUE(contains(heads, "fit this process: num_heads")) << heads;
+  const std::string page_size = refusal(Layout::kV3, kHeads, 16);
+  EXPECT_TRUE(contains(page_size, "fit this process: page_size")) << page_size;
+}
+
+// Without a GPU, keys whose plans need no workspace are prepared (plans need no GPU); a key
+// needing one is refused with the reason, and nothing of that prepare() call is kept.
+TEST(DispatcherNoGpu, PreparesKeysWithoutWorkspaceAndRefusesTheOthers) {
+  if (kernels::current_device().present) {
+    GTEST_SKIP() << "a GPU is present: dispatcher_gpu_test prepares with one";
+  }
+  require_compiled(kTabledVariant);
+  Dispatcher dispatcher(Layout::kV3, kHeads, kPageSize, table_here());
+  const std::vector<DispatchKey> without_workspace = {{.batch = 1, .max_context = 4096},
+                                                      {.batch = 64, .max_context = 4096}};
+  dispatcher.prepare(without_workspace);
+  for (const DispatchKey& key : without_workspace) EXPECT_NE(dispatcher.find(key), nullptr);
+  EXPECT_EQ(dispatcher.workspace_bytes(), 0u);
+
+  // Batch 8 gets the entry's 8 splits: 8 · 8 · 16 · 513 · 4 = 2,101,248 B of workspace.
+  const std::vector<DispatchKey> mixed = {{.batch = 2, .max_context = 100},
+                                          {.batch = 8, .max_context = 4096}};
+  EXPECT_EQ(message_of<std::runtime_error>([&] { dispatcher.prepare(mixed); }),
+            "Dispatcher::prepare: batch 8, max context 4096 needs 2,101,248 B of split-KV "
+            "workspace, and there is no CUDA device to allocate it on");
+  for (const DispatchKey& key : mixed) EXPECT_EQ(dispatcher.find(key), nullptr);
+  for (const DispatchKey& key : without_workspace) EXPECT_NE(dispatcher.find(key), nullptr);
+  EXPECT_EQ(dispatcher.workspace_bytes(), 0u);
+}
+
+TEST(Dispatcher, ABadKeyPreparesNothing) {
+  require_compiled(kPortableDefault);
+  Dispatcher dispatcher(Layout::kV3, kHeads, kPageSize);
+  const std::vector<DispatchKey> keys = {{.batch = 1, .max_context = 64},
+                                         {.batch = 1, .max_context = 0}};
+  EXPECT_THROW(dispatcher.prepare(keys), std::invalid_argument);
+  EXPECT_EQ(dispatcher.find(keys[0]), nullptr);
+}
+
+// Outside a capture run() prepares the key itself; the launch then refuses the call (it has no
+// buffers) before any CUDA work, and says so in the status.
+TEST(Dispatcher, RunPreparesAnUnpreparedKeyOutsideCapture) {
+  require_compiled(kPortableDefault);
+  Dispatcher dispatcher(Layout::kV3, kHeads, kPageSize);
+  const kernels::LaunchStatus status =
+      dispatcher.run(call_without_buffers(4), /*max_context=*/64, /*stream=*/nullptr);
+  EXPECT_EQ(status.refusal, kernels::LaunchRefusal::kInvalidInput);
+  ASSERT_NE(dispatcher.find({.batch = 4, .max_context = 64}), nullptr);
+  EXPECT_EQ(dispatcher.find({.batch = 4, .max_context = 64})->source,
+            "default: h16_t16_w4_s2, heuristic split");
+}
+
+TEST(Dispatcher, RunRefusesACallOfAnotherProblem) {
+  Dispatcher dispatcher(Layout::kV3, kHeads, kPageSize);
+  DecodeParams other_heads = call_without_buffers(4);
+  other_heads.num_heads = kHeads + 1;
+  const kernels::LaunchStatus status = dispatcher.run(other_heads, 64, nullptr);
+  EXPECT_EQ(status.refusal, kernels::LaunchRefusal::kInvalidInput);
+  EXPECT_EQ(dispatcher.find({.batch = 4, .max_context = 64}), nullptr);
+}
+
+TEST(Dispatcher, RunRefusesAKeyOutOfRange) {
+  Dispatcher dispatcher(Layout::kV3, kHeads, kPageSize);
+  EXPECT_EQ(message_of<std::invalid_argument>([&] {
+              dispatcher.run(call_without_buffers(4), /*max_context=*/0, nullptr);
+            }),
+            "dispatch key: max_context = 0: allowed ≥ 1 (tokens)");
+}
+
+}  // namespace
+}  // namespace mlalab::dispatch
