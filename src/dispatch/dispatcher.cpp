@@ -155,6 +155,7 @@ Dispatcher::Dispatcher(Layout layout, int num_heads, int page_size,
 
 Dispatcher::~Dispatcher() {
   if (workspace_ != nullptr) cudaFree(workspace_);
+  for (void* retired : retired_workspaces_) cudaFree(retired);
 }
 
 void Dispatcher::prepare(std::span<const DispatchKey> keys, cudaStream_t capture_check_stream) {
@@ -187,26 +188,18 @@ void Dispatcher::prepare(std::span<const DispatchKey> keys, cudaStream_t capture
           "device to allocate it on",
           widest->to_string(), needed_text));
     }
-    // The old workspace goes first, so that growing never holds both at once (a serving
-    // engine's memory is mostly KV cache). If the new one cannot be had, the keys planned on
-    // the old one are forgotten: they must never launch into freed memory.
-    const auto fail = [this](std::string_view call, cudaError_t status) {
+    // The old workspace stays allocated (retired) until the dispatcher goes: graphs captured
+    // before hold its address, and must never run into freed memory. If the new one cannot be
+    // had, nothing changes: the keys prepared before still have theirs.
+    void* grown = nullptr;
+    if (const cudaError_t allocated = cudaMalloc(&grown, needed); allocated != cudaSuccess) {
       cudaGetLastError();  // not sticky: leave no error behind for the caller's next check
-      std::erase_if(resolved_,
-                    [](const auto& item) { return item.second.plan.workspace_bytes > 0; });
-      return std::runtime_error(
-          fmt::format("Dispatcher::prepare: {} failed: {}", call, cudaGetErrorString(status)));
-    };
-    if (workspace_ != nullptr) {
-      const cudaError_t freed = cudaFree(workspace_);
-      workspace_ = nullptr;
-      workspace_bytes_ = 0;
-      if (freed != cudaSuccess) throw fail("cudaFree of the old workspace", freed);
+      throw std::runtime_error(fmt::format("Dispatcher::prepare: cudaMalloc of {} B of "
+                                           "workspace failed: {}",
+                                           needed_text, cudaGetErrorString(allocated)));
     }
-    if (const cudaError_t allocated = cudaMalloc(&workspace_, needed); allocated != cudaSuccess) {
-      workspace_ = nullptr;
-      throw fail(fmt::format("cudaMalloc of {} B of workspace", needed_text), allocated);
-    }
+    if (workspace_ != nullptr) retired_workspaces_.push_back(workspace_);
+    workspace_ = grown;
     workspace_bytes_ = needed;
   }
   resolved_.merge(fresh);

@@ -25,6 +25,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "core/decode_params.h"
 #include "core/kernel_config.h"
@@ -80,12 +81,12 @@ class Dispatcher {
   Dispatcher& operator=(const Dispatcher&) = delete;
 
   // Resolves every key and grows the workspace to the largest any of them needs (one
-  // allocation). Call outside capture: it allocates. Growing frees the old workspace, whose
-  // address graphs captured earlier hold: prepare every key before the first capture, or
-  // capture again. Throws std::invalid_argument for a bad key, std::logic_error when called
-  // while `capture_check_stream` (if given) is capturing, and std::runtime_error with CUDA's
-  // text when the allocation fails (the keys needing a workspace are then unprepared) or when
-  // a workspace is needed and there is no device. A throw prepares none of the new keys.
+  // allocation). Call outside capture: it allocates. Growing keeps the old workspace until the
+  // dispatcher goes, since graphs captured before hold its address: prepare every key before
+  // the first capture to allocate once. Throws std::invalid_argument for a bad key,
+  // std::logic_error when called while `capture_check_stream` (if given) is capturing, and
+  // std::runtime_error with CUDA's text when the allocation fails or when a workspace is needed
+  // and there is no device. A throw prepares none of the new keys and changes nothing else.
   void prepare(std::span<const DispatchKey> keys, cudaStream_t capture_check_stream = nullptr);
 
   // Launches the call with the prepared resolution of (params.batch, max_context). Outside a
@@ -108,6 +109,7 @@ class Dispatcher {
   std::map<DispatchKey, ResolvedLaunch> resolved_;
   void* workspace_ = nullptr;
   std::size_t workspace_bytes_ = 0;
+  std::vector<void*> retired_workspaces_;  // outgrown, still held by graphs captured before
 };
 
 }  // namespace mlalab::dispatch

@@ -86,7 +86,7 @@ struct CandidateResult {
   // Against the key's winner over their paired rounds, in throughput terms (+ = this one is
   // faster): the trimmed mean of ln(winner time / this time) as a %, with its interval.
   // nullopt for the winner itself.
-  std::optional<double> change_pct;
+  std::optional<double> change_pct{};
   double change_low_pct = 0.0;
   double change_high_pct = 0.0;
   // Why it stopped racing, or what it became: "winner", "runner-up", "dropped after round 7:

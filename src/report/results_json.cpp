@@ -268,6 +268,12 @@ class Reader {
     return field(key).is_null() ? if_null : get<T>(key);
   }
 
+  // A key that files written before it existed lack: if_absent when missing or null.
+  template <typename T>
+  T get_if_present(std::string_view key, T if_absent) const {
+    return has(key) ? get_or<T>(key, std::move(if_absent)) : if_absent;
+  }
+
   // A number that results_json wrote as null when it was not finite.
   double number(std::string_view key, double if_null = std::nan("")) const {
     const nlohmann::json& value = field(key);
@@ -498,7 +504,7 @@ ab::Arm arm_from_json(const nlohmann::json& json) {
     // Null where it does not apply (arm_json): the default, as the parser would leave it.
     ab::KernelArm kernel{.variant = named.get<std::string>("variant"),
                          .split = {},
-                         .table = named.get_or<std::string>("table", {}),
+                         .table = named.get_if_present<std::string>("table", {}),
                          .cpu_threads = named.get_or<int>("cpu_threads", 0)};
     if (!named.field("split").is_null()) {
       std::string error;
@@ -628,7 +634,7 @@ ab::RunRecord record_from_json(const nlohmann::json& json) {
                                  point.get_or<std::vector<int>>("context_lengths", {}),
                              .splits = point.get_or<int>("splits", 0),
                              .resolved_configs =
-                                 point.get_or<std::vector<std::string>>("resolved_configs", {}),
+                                 point.get_if_present<std::vector<std::string>>("resolved_configs", {}),
                              .rounds = point.get<int>("rounds"),
                              .throttled_samples = point.get<int>("throttled_samples"),
                              .stop_reason = point.word("stop_reason", parse_stop_reason),

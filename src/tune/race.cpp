@@ -100,6 +100,10 @@ void validate(const RaceSettings& settings) {
   if (!(settings.alpha > 0 && settings.alpha < 1)) {
     throw std::invalid_argument(fmt::format("alpha = {}: allowed (0, 1)", settings.alpha));
   }
+  if (!(settings.sticky_margin_pct >= 0 && settings.sticky_margin_pct < 100)) {
+    throw std::invalid_argument(fmt::format("sticky_margin_pct = {}: allowed [0, 100)",
+                                            settings.sticky_margin_pct));
+  }
   if (!(settings.time_budget_s > 0)) {
     throw std::invalid_argument(
         fmt::format("time_budget_s = {}: allowed > 0", settings.time_budget_s));
@@ -145,7 +149,8 @@ RaceOutcome race(std::span<const Entrant> entrants, const SampleFn& sample,
         if (!racer.racing || &racer == &racers[leader]) continue;
         const ab::Change change =
             speedup_over(racer.times_us, racers[leader].times_us, settings.alpha);
-        if (change.interval_pct.upper < 0) {
+        const double margin_pct = racer.entrant->incumbent ? settings.sticky_margin_pct : 0.0;
+        if (change.interval_pct.upper < -margin_pct) {
           racer.racing = false;
           racer.outcome = fmt::format("dropped after round {}: {} against {}", outcome.rounds,
                                       change_text(change), config_name(*racers[leader].entrant));

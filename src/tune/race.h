@@ -11,8 +11,9 @@
 // ln(its time / leader's time), Student-t interval at 1 − alpha), and dropped when the whole
 // interval says it is slower. The race ends when one candidate is left, or at max_rounds, or
 // when its time budget is spent; the winner is then the leader, except that an incumbent (the
-// table's entry when re-tuning) still racing keeps its place: a challenger must beat it beyond
-// the noise, not merely by a point estimate (sticky tuning).
+// table's entry when re-tuning) still racing keeps its place. An incumbent is dropped only when
+// it is slower than the leader by more than sticky_margin_pct beyond doubt: a challenger must
+// beat it beyond the noise band, not merely by a point estimate (sticky tuning).
 //
 // alpha is per look, uncorrected for the many looks and pairs: a false drop loses a candidate
 // that was within noise of the leader, i.e. one that could only have won by a hair. The
@@ -40,6 +41,11 @@ struct RaceSettings {
   // 30: candidates still together after 30 rounds differ by less than the noise resolves.
   int max_rounds = 30;
   double alpha = 0.01;          // of each drop's interval
+  // How much slower than the leader an incumbent must be, beyond doubt, to be dropped: the
+  // noise band of a table entry. 1 %: the run-to-run spread of one config's timing across
+  // processes (clocks, page placement) is a few tenths of a percent on the H200, so a
+  // challenger within 1 % is not worth a table that changes with every re-tune.
+  double sticky_margin_pct = 1.0;
   double time_budget_s = 30.0;  // per key: a safety net for slow candidates
   std::uint64_t seed = 1;       // of the order within each round
 };

@@ -4,6 +4,7 @@
 // (a clock step hits every candidate of a round alike, which pairing cancels).
 #include "tune/race.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,7 +18,7 @@ namespace mlalab::tune {
 namespace {
 
 struct Simulation {
-  std::vector<double> true_us;
+  std::vector<double> true_us{};
   double noise = 0.005;        // σ of ln(sample) within a round
   double round_drift = 0.02;   // σ of ln(the round's common factor)
   std::uint64_t seed = 1;
@@ -28,7 +29,7 @@ RaceOutcome simulate(const Simulation& simulation, RaceSettings settings,
                      int incumbent = -1) {
   std::vector<Entrant> entrants;
   for (std::size_t i = 0; i < simulation.true_us.size(); ++i) {
-    entrants.push_back({.variant = "v" + std::to_string(i),
+    entrants.push_back({.variant = fmt::format("v{}", i),
                         .splits = static_cast<int>(i) + 1,
                         .incumbent = static_cast<int>(i) == incumbent});
   }
@@ -139,11 +140,11 @@ TEST(Race, OverManyKeysTheWinnerIsWithinNoiseOfTheBestAndMostSamplesAreSaved) {
       << samples << " of " << without_halving;
 }
 
-TEST(Race, AnIncumbentWithinTheNoiseIsKept) {
+TEST(Race, AnIncumbentWithinTheNoiseBandIsKept) {
   int kept = 0;
   constexpr int kKeys = 100;
   for (int key = 0; key < kKeys; ++key) {
-    // The challenger v0 is truly 0.2 % faster: not beyond the noise of a few rounds.
+    // The challenger v0 is truly 0.2 % faster: within the 1 % band an incumbent keeps.
     const RaceOutcome outcome =
         simulate({.true_us = {10.0, 10.02}, .seed = static_cast<std::uint64_t>(key) + 1},
                  RaceSettings{}, /*incumbent=*/1);
@@ -152,7 +153,7 @@ TEST(Race, AnIncumbentWithinTheNoiseIsKept) {
       EXPECT_TRUE(outcome.decision.starts_with("kept v1/2")) << outcome.decision;
     }
   }
-  EXPECT_GE(kept, 95) << kept << " of " << kKeys;
+  EXPECT_EQ(kept, kKeys);
 }
 
 TEST(Race, AnIncumbentSlowerBeyondTheNoiseIsReplaced) {
@@ -177,6 +178,7 @@ TEST(Race, RefusesBadSettingsAndBadSamples) {
   EXPECT_TRUE(refusal({.min_rounds = 2}).starts_with("min_rounds = 2"));
   EXPECT_TRUE(refusal({.min_rounds = 5, .max_rounds = 4}).starts_with("max_rounds = 4"));
   EXPECT_TRUE(refusal({.alpha = 0}).starts_with("alpha = 0"));
+  EXPECT_TRUE(refusal({.sticky_margin_pct = -1}).starts_with("sticky_margin_pct = -1"));
   EXPECT_TRUE(refusal({.time_budget_s = 0}).starts_with("time_budget_s = 0"));
   EXPECT_THROW(race({}, sample, RaceSettings{}, zero_time), std::invalid_argument);
   const std::vector<Entrant> two_incumbents = {{.variant = "a", .splits = 1, .incumbent = true},
