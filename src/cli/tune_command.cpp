@@ -121,7 +121,7 @@ int explain(const TuneOptions& options) {
              config_text(entry->variant, entry->splits), entry->decision, entry->rounds,
              report::duration_text(entry->seconds));
   fmt::print("{:>4}  {:<28}  {:>26}  {:>28}  {:>7}  {}\n", "rank", "variant/splits",
-             "µs per call [95 % interval]", "throughput vs the chosen", "samples", "outcome");
+             "µs per call [99 % interval]", "throughput vs the chosen", "samples", "outcome");
   int rank = 0;
   for (const dispatch::CandidateResult& result : entry->ranking) {
     const std::string versus =

@@ -75,7 +75,8 @@ std::optional<std::string> identity_mismatch(const TableIdentity& table,
                                              const TableIdentity& here);
 
 // One raced candidate at one key, as measured. Times are per call, in µs: the 15 % trimmed
-// mean of the log times exponentiated, with its 95 % Student-t interval.
+// mean of the log times exponentiated, with its Student-t interval. Intervals here are at the
+// race's confidence, 1 − tune::RaceSettings::alpha (99 %), the level it drops candidates at.
 struct CandidateResult {
   std::string variant;
   int splits = 1;

@@ -33,7 +33,7 @@ struct TuneRequest {
   std::vector<std::string> candidates{};  // variant names; empty: every compiled variant
   std::optional<int> smem_limit{};        // bytes: prune as if a CTA could have no more
   RaceSettings race{};
-  int launches_per_sample = 10;
+  int launches_per_sample = 5;
   std::uint64_t seed = 1;  // of the inputs and the page order
 };
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/layout.h"
+#include "dispatch/tuning_table.h"
 #include "kernels/registry.h"
 
 namespace mlalab::ab {
@@ -144,6 +145,14 @@ TEST(ExperimentShippedFiles, OccupancyParsesInThisBuild) {
 
 TEST(ExperimentShippedFiles, TargetCtasParsesInThisBuild) {
   expect_parses_or_names_missing_variant("target-ctas.toml");
+}
+
+TEST(ExperimentShippedFiles, BatchAwareParsesInThisBuild) {
+  expect_parses_or_names_missing_variant("batch-aware.toml");
+}
+
+TEST(ExperimentShippedFiles, BatchAwareH128ParsesInThisBuild) {
+  expect_parses_or_names_missing_variant("batch-aware-h128.toml");
 }
 
 TEST(ExperimentShippedFiles, CpuDemoParsesInEveryBuild) {
@@ -966,6 +975,96 @@ TEST(ExperimentErrorText, ReadsLikeACompilerMessage) {
   EXPECT_STREQ(ExperimentError("a.toml", 0, "name", "missing").what(), "a.toml: name: missing");
   EXPECT_STREQ(ExperimentError("a.toml", 4, 7, "", "TOML syntax: x").what(),
                "a.toml:4:7: TOML syntax: x");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tuned arms: table = "..." instead of a variant and split
+
+// A small valid tuning table for the default sweep's problem (V4, 16 heads, page 64), written
+// to a file of the test's own.
+std::string write_tuning_table(const std::string& file_name, int num_heads = 16) {
+  dispatch::TuningTable table;
+  table.identity = {.gpu = "NVIDIA H200",
+                    .sm_count = 132,
+                    .compute_capability = 90,
+                    .cuda_driver = "13.0",
+                    .cuda_runtime = "13.0",
+                    .layout = Layout::kV4,
+                    .num_heads = num_heads,
+                    .page_size = 64,
+                    .candidates = {{.variant = "h16_t16_w4_s2", .code_hash = "abc"}}};
+  table.commit = "0123456789ab";
+  table.created_utc = "2026-12-01T00:00:00Z";
+  table.batch_buckets = {1, 8};
+  table.context_buckets = {4096};
+  table.entries = {{.batch = 8,
+                    .context = 4096,
+                    .variant = "h16_t16_w4_s2",
+                    .splits = 4,
+                    .ranking = {{.variant = "h16_t16_w4_s2",
+                                 .splits = 4,
+                                 .us = 10.0,
+                                 .us_low = 9.9,
+                                 .us_high = 10.1,
+                                 .samples = 3,
+                                 .outcome = "winner"}},
+                    .rounds = 3,
+                    .seconds = 1.0,
+                    .decision = "new"}};
+  const auto folder = std::filesystem::temp_directory_path() / "mlalab-experiment-test";
+  std::filesystem::create_directories(folder);
+  const std::string path = (folder / file_name).string();
+  dispatch::write_table(table, path);
+  return path;
+}
+
+std::string tuned_variant(const std::string& table_path) {
+  return "[[variant]]\nname = \"tuned\"\ntable = \"" + table_path + "\"\n";
+}
+
+TEST(ExperimentTunedArms, RunTheTablesChoiceAndSaySo) {
+  const std::string table = write_tuning_table("tuned.json");
+  const Experiment experiment = parse(kHeader + kBaseline + tuned_variant(table));
+  ASSERT_EQ(experiment.variants.size(), 1u);
+  EXPECT_EQ(kernel(experiment.variants[0]).table, table);
+  EXPECT_EQ(kernel(experiment.variants[0]).variant, "");
+  EXPECT_EQ(arm_config_text(experiment.variants[0]), "tuned by " + table);
+}
+
+TEST(ExperimentTunedArms, ARelativeTableIsInTheExperimentFilesFolder) {
+  const std::string table = write_tuning_table("relative.json");
+  const std::string folder = std::filesystem::path(table).parent_path().string();
+  const Experiment experiment = parse_experiment(
+      kHeader + kBaseline + tuned_variant("relative.json"), folder + "/x.toml", study_build());
+  EXPECT_EQ(kernel(experiment.variants[0]).table, table);
+}
+
+TEST(ExperimentTunedArms, TakeNoVariantOrSplitOfTheirOwn) {
+  const std::string table = write_tuning_table("with-knobs.json");
+  const auto error = refused(kHeader + kBaseline + tuned_variant(table) + "warps = 8\n", 13,
+                             "variant[0].warps");
+  EXPECT_MENTIONS(error, "takes its variant and split from the table");
+}
+
+TEST(ExperimentTunedArms, AnUnreadableTableIsRefusedWithTheReason) {
+  const auto error = refused(kHeader + kBaseline + tuned_variant("/nonexistent/t.json"), 12,
+                             "variant[0].table");
+  EXPECT_MENTIONS(error, "cannot read /nonexistent/t.json");
+}
+
+TEST(ExperimentTunedArms, ATableForAnotherProblemIsRefused) {
+  const std::string table = write_tuning_table("h128.json", /*num_heads=*/128);
+  const auto error =
+      refused(kHeader + kBaseline + tuned_variant(table), 12, "variant[0].table");
+  EXPECT_MENTIONS(error, "tuned for layout v4, 128 heads, page 64; the sweep is v4, 16 heads");
+}
+
+TEST(ExperimentTunedArms, TheCpuBackendRefusesThem) {
+  const std::string table = write_tuning_table("cpu.json");
+  const std::string text = "backend = \"cpu\"\n" + kHeader +
+                           "[baseline]\nthreads = 2\n\n" + tuned_variant(table);
+  const auto error = refused(text, 13, "variant[0].table");
+  EXPECT_MENTIONS(error, "table");
 }
 
 }  // namespace
