@@ -1,0 +1,53 @@
+// The tuner's pure part: which split counts each variant races at a key. (Racing itself is
+// tests/tune/race_test.cpp; the tuner on a GPU is measured in docs/results.)
+#include "tune/tuner.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "kernels/split_plan.h"
+
+namespace mlalab::tune {
+namespace {
+
+constexpr int kH200Sms = 132;
+
+int heuristic_splits(int batch, int head_blocks, int context, int block_t, int ctas_per_sm) {
+  return kernels::choose_num_splits({}, batch, head_blocks, context, block_t,
+                                    {.sm_count = kH200Sms, .ctas_per_sm = ctas_per_sm});
+}
+
+TEST(SplitCandidates, OneSequenceRacesTheHeuristicItsNeighboursOneWaveAndNoSplit) {
+  // 4096 tokens in 16-token steps: 256 steps, so at most 256 splits; one wave of 3 CTAs per SM
+  // holds 396 CTAs, more than the steps allow.
+  const int h = heuristic_splits(1, 1, 4096, 16, 3);
+  const std::vector<int> splits = split_candidates(1, 1, 4096, 16, kH200Sms, 3);
+  std::vector<int> expected = {1, h / 2, h, 2 * h, 256};
+  std::sort(expected.begin(), expected.end());
+  expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
+  EXPECT_EQ(splits, expected);
+}
+
+TEST(SplitCandidates, ALargeBatchRacesTheCountThatFillsOneWave) {
+  // 128 sequences × 1 head block: 396 slots / 128 = 3 splits fill one wave.
+  const std::vector<int> splits = split_candidates(128, 1, 4096, 16, kH200Sms, 3);
+  EXPECT_TRUE(std::is_sorted(splits.begin(), splits.end()));
+  EXPECT_EQ(std::adjacent_find(splits.begin(), splits.end()), splits.end()) << "duplicates";
+  EXPECT_NE(std::find(splits.begin(), splits.end(), 3), splits.end());
+  EXPECT_NE(std::find(splits.begin(), splits.end(), 1), splits.end());
+  EXPECT_NE(std::find(splits.begin(), splits.end(), heuristic_splits(128, 1, 4096, 16, 3)),
+            splits.end());
+}
+
+TEST(SplitCandidates, AreCappedSoEverySplitHasTokens) {
+  // 40 tokens in 16-token steps: 3 steps, so no candidate above 3.
+  for (const int splits : split_candidates(1, 1, 40, 16, kH200Sms, 3)) {
+    EXPECT_GE(splits, 1);
+    EXPECT_LE(splits, 3);
+  }
+}
+
+}  // namespace
+}  // namespace mlalab::tune
