@@ -1,6 +1,7 @@
 #include "dispatch/dispatcher.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <string_view>
@@ -21,15 +22,6 @@ constexpr std::string_view kPreferredPortable = "h16_t16_w4_s2";
 // A wgmma CTA always computes 64 heads: with fewer, most of its MMA rows are padding, and the
 // portable family's 16-head tiles waste less.
 constexpr int kWgmmaMinHeads = 64;
-
-std::string join(const std::vector<std::string>& parts, std::string_view separator) {
-  std::string joined;
-  for (const auto& part : parts) {
-    if (!joined.empty()) joined += separator;
-    joined += part;
-  }
-  return joined;
-}
 
 // A key no call can have is a caller's mistake; it is named like an InputError.
 void check_key(DispatchKey key) {
@@ -105,7 +97,7 @@ KernelConfig default_config(Layout layout, int num_heads) {
         "no default config: this build compiled no variant (MLALAB_VARIANTS)");
   }
   throw std::runtime_error(fmt::format("no default config: no compiled variant can run {} here: {}",
-                                       name_of(layout), join(refusals, "; ")));
+                                       name_of(layout), fmt::join(refusals, "; ")));
 }
 
 ResolvedLaunch resolve_launch(Layout layout, int num_heads, int page_size,

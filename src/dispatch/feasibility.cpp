@@ -1,6 +1,7 @@
 #include "dispatch/feasibility.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -12,15 +13,6 @@ namespace mlalab::dispatch {
 namespace {
 
 constexpr const char* kSmemRule = "shared memory (no limit: no GPU and no override)";
-
-std::string join(const std::vector<std::string>& parts, std::string_view separator) {
-  std::string joined;
-  for (const auto& part : parts) {
-    if (!joined.empty()) joined += separator;
-    joined += part;
-  }
-  return joined;
-}
 
 }  // namespace
 
@@ -103,7 +95,7 @@ Feasibility judge(const ResourceUsage& usage, std::optional<GpuLimits> limits,
   }
 
   verdict.feasible = failures.empty();
-  verdict.reason = join(failures, "; ");
+  verdict.reason = fmt::format("{}", fmt::join(failures, "; "));
   return verdict;
 }
 
