@@ -157,12 +157,6 @@ class CpuBackend final : public KernelBackend {
 
 // ---- CUDA backend ---------------------------------------------------------------------------
 
-std::vector<std::string> candidate_names(const dispatch::TuningTable& table) {
-  std::vector<std::string> names;
-  for (const auto& candidate : table.identity.candidates) names.push_back(candidate.variant);
-  return names;
-}
-
 class CudaArm final : public PreparedArm {
  public:
   CudaArm(bench::DeviceBuffer<std::byte> workspace, const bench::DeviceProblem& device_problem,
@@ -212,10 +206,9 @@ class CudaPoint final : public KernelPoint {
       // What a Dispatcher with this table would launch for this point's batch and its longest
       // context, if the table is for this GPU and build.
       const dispatch::TuningTable table = dispatch::read_table(arm.table);
-      const dispatch::TableIdentity here = dispatch::identity_here(
-          table.identity.layout, table.identity.num_heads, table.identity.page_size,
-          candidate_names(table));
-      if (auto mismatch = dispatch::identity_mismatch(table.identity, here)) {
+      if (auto mismatch = dispatch::mismatch_here(table, table.identity.layout,
+                                                  table.identity.num_heads,
+                                                  table.identity.page_size)) {
         preparation.invalid_reason =
             fmt::format("the tuning table {} does not match: {}", arm.table, *mismatch);
         return preparation;
@@ -278,9 +271,9 @@ class CudaBackend final : public KernelBackend {
   std::string code_hash(const KernelArm& arm) const override {
     if (!arm.table.empty()) {
       std::string hashes;
-      for (const std::string& name : candidate_names(dispatch::read_table(arm.table))) {
-        const kernels::Variant* variant = kernels::find_variant(name);
-        hashes += name + "=" + (variant != nullptr ? variant->code_hash : "") + "\n";
+      for (const auto& candidate : dispatch::read_table(arm.table).identity.candidates) {
+        const kernels::Variant* variant = kernels::find_variant(candidate.variant);
+        hashes += candidate.variant + "=" + (variant != nullptr ? variant->code_hash : "") + "\n";
       }
       return sha256_hex(hashes);
     }

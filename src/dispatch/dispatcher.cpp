@@ -133,14 +133,9 @@ Dispatcher::Dispatcher(Layout layout, int num_heads, int page_size,
                        std::optional<TuningTable> table)
     : layout_(layout), num_heads_(num_heads), page_size_(page_size), table_(std::move(table)) {
   if (!table_) return;
-  std::vector<std::string> candidate_names;
-  for (const CandidateCode& candidate : table_->identity.candidates) {
-    candidate_names.push_back(candidate.variant);
-  }
   // The problem is part of the identity, so a table of another layout, head count or page
   // size is refused here too.
-  const TableIdentity here = identity_here(layout_, num_heads_, page_size_, candidate_names);
-  if (const std::optional<std::string> mismatch = identity_mismatch(table_->identity, here)) {
+  if (const auto mismatch = mismatch_here(*table_, layout_, num_heads_, page_size_)) {
     throw TableError("the tuning table does not fit this process: " + *mismatch);
   }
 }

@@ -439,6 +439,15 @@ std::optional<std::string> identity_mismatch(const TableIdentity& table,
   return candidate_mismatch(table, here);
 }
 
+std::optional<std::string> mismatch_here(const TuningTable& table, Layout layout, int num_heads,
+                                         int page_size) {
+  std::vector<std::string> names;
+  for (const CandidateCode& candidate : table.identity.candidates) {
+    names.push_back(candidate.variant);
+  }
+  return identity_mismatch(table.identity, identity_here(layout, num_heads, page_size, names));
+}
+
 const TableEntry* TuningTable::find(int batch, int max_context) const {
   if (batch_buckets.empty() || context_buckets.empty()) return nullptr;
   return find_bucket(bucket_of(batch_buckets, batch), bucket_of(context_buckets, max_context));

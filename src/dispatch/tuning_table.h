@@ -135,6 +135,12 @@ struct TuningTable {
   bool operator==(const TuningTable&) const = default;
 };
 
+// Why `table` must not be used by this process for the problem (layout, heads, page size):
+// identity_mismatch against identity_here with the table's own candidates. What the
+// Dispatcher and a tuned A/B arm ask before using a table.
+std::optional<std::string> mismatch_here(const TuningTable& table, Layout layout, int num_heads,
+                                         int page_size);
+
 // A table file that cannot be read or does not hold a valid table: what and where.
 class TableError : public std::runtime_error {
  public:
