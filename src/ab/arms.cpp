@@ -232,10 +232,8 @@ class CudaPoint final : public KernelPoint {
       preparation.invalid_reason = placement.verdict.reason;
       return preparation;
     }
-    const int ctas_per_sm = placement.ctas_per_sm();
     const kernels::LaunchPlan plan = kernels::plan_launch(
-        device_problem_.params(0), config, host_.max_seq_len(),
-        kernels::DeviceSlots{.sm_count = device_.sm_count, .ctas_per_sm = ctas_per_sm});
+        device_problem_.params(0), config, host_.max_seq_len(), placement.slots(device_.sm_count));
     preparation.splits = plan.num_splits;
     bench::DeviceBuffer<std::byte> workspace(plan.workspace_bytes);
     if (auto failure = bench::validate_on_device(host_, device_problem_, config, plan,

@@ -54,8 +54,9 @@
 //     block_h = 16  block_t = 16  warps = 4  stages = 2     the four knobs. The baseline
 //                                   needs all four; a variant arm takes the knobs it does not
 //                                   set from the baseline, and the result must be compiled.
-//     split = "target_ctas:512"     heuristic | fixed:N | target_ctas:T; a variant arm
-//                                   without it takes the baseline's (default heuristic)
+//     split = "target_ctas:512"     heuristic | fixed:N | target_ctas:T | balanced[:W]; a
+//                                   variant arm without it takes the baseline's (default
+//                                   heuristic)
 //     table = "tuning.json"         instead of the above: a tuned arm, which runs at each
 //                                   point the table's choice for its batch and longest context
 //                                   (a path relative to the experiment file's folder; the

@@ -87,7 +87,7 @@ BenchRow row_skeleton(const BenchRequest& request, std::string variant, int batc
 
 struct SelectedVariant {
   const kernels::Variant* variant;
-  int ctas_per_sm;                    // 0 when infeasible
+  dispatch::Placement placement;
   std::optional<std::string> infeasible;
 };
 
@@ -108,7 +108,7 @@ std::vector<SelectedVariant> select_variants(const BenchRequest& request,
       continue;
     }
     selected.push_back({.variant = &variant,
-                        .ctas_per_sm = placement.ctas_per_sm(),
+                        .placement = placement,
                         .infeasible = placement.verdict.feasible
                                           ? std::nullopt
                                           : std::optional(placement.verdict.reason)});
@@ -132,7 +132,7 @@ void bench_variant(const SelectedVariant& selected, const BenchRequest& request,
   const int max_seq_len = host.max_seq_len();
   const kernels::LaunchPlan plan = kernels::plan_launch(
       device_problem.params(0), config, max_seq_len,
-      kernels::DeviceSlots{.sm_count = device.sm_count, .ctas_per_sm = selected.ctas_per_sm});
+      selected.placement.slots(device.sm_count));
   row.splits = plan.num_splits;
   DeviceBuffer<std::byte> workspace(plan.workspace_bytes);
 

@@ -82,6 +82,8 @@ std::string footer() {
                    at least {} steps of block_t tokens per split, at most {} splits
   fixed:N          exactly N splits, N in [1, {}] (capped so every split has tokens)
   target_ctas:T    the fewest splits with batch x head_blocks x splits >= T (T >= 1)
+  balanced[:W]     no per-sequence split: W workers per head block (default one wave of
+                   resident CTAs) share the batch's tokens evenly, whatever the lengths
 
 Every variant is first run once and checked against an fp64 reference (on up to 8 sequences
 of a large batch); a variant that disagrees is reported INVALID, not timed, and makes the

@@ -69,7 +69,7 @@ std::vector<ConfigRow> collect_rows(int d_qk, std::optional<int> smem_limit) {
 void print_table(const std::vector<ConfigRow>& rows) {
   const std::vector<std::string> headers = {
       "variant", "block_h", "block_t", "warps", "stages", "regs", "smem dynamic B",
-      "smem static B", "spill B", "CTAs/SM", "feasible", "reason"};
+      "smem static B", "spill B", "CTAs/SM", "balanced CTAs/SM", "feasible", "reason"};
   std::vector<std::vector<std::string>> cells;
   for (const auto& row : rows) {
     const auto& shape = row.variant->shape;
@@ -79,7 +79,8 @@ void print_table(const std::vector<ConfigRow>& rows) {
                      dispatch::group_thousands(row.usage.smem_bytes),
                      row.measured ? dispatch::group_thousands(row.usage.static_smem_bytes) : kUnknown,
                      optional_text(row.usage.spill_bytes),
-                     optional_text(row.usage.max_ctas_per_sm), feasible_text(row.verdict),
+                     optional_text(row.usage.max_ctas_per_sm),
+                     optional_text(row.usage.max_balanced_ctas_per_sm), feasible_text(row.verdict),
                      reason_text(row.verdict)});
   }
   std::vector<std::size_t> widths(headers.size());
@@ -126,6 +127,7 @@ nlohmann::ordered_json to_json(const std::vector<ConfigRow>& rows) {
                     {"regs", optional_json(row.usage.regs)},
                     {"spill_bytes", optional_json(row.usage.spill_bytes)},
                     {"max_ctas_per_sm", optional_json(row.usage.max_ctas_per_sm)},
+                    {"max_balanced_ctas_per_sm", optional_json(row.usage.max_balanced_ctas_per_sm)},
                     {"feasible", row.verdict.feasible},
                     {"reason", reason_text(row.verdict)}});
   }
@@ -204,8 +206,8 @@ CLI::App* add_configs_command(CLI::App& app, int& exit_code) {
   add_checked_option(*command, "--json", options->json_path, output_file(),
                      "Also write the list to FILE as JSON: one object per variant with the keys "
                      "name, block_h, block_t, warps, stages, smem_bytes (dynamic), regs, "
-                     "spill_bytes, max_ctas_per_sm (null when unknown: no GPU), feasible, "
-                     "reason (empty when feasible and fully checked)")
+                     "spill_bytes, max_ctas_per_sm, max_balanced_ctas_per_sm (null when unknown: "
+                     "no GPU), feasible, reason (empty when feasible and fully checked)")
       ->type_name("FILE");
   command->footer(
       "A variant is feasible when it fits the shared-memory limit, does not spill to local\n"
@@ -213,6 +215,9 @@ CLI::App* add_configs_command(CLI::App& app, int& exit_code) {
       "fits per SM. Registers, spills and occupancy need a GPU. Without one, shared memory is\n"
       "the plan of the kernel traits, and feasibility comes from --smem-limit alone:\n"
       "\"unknown\" without it (JSON: feasible true, reason saying what is missing).\n"
+      "Every variant has a second kernel for the balanced split policy (a fixed grid sharing\n"
+      "the batch's tokens); the table judges the split kernel, and 'balanced CTAs/SM' is the\n"
+      "balanced kernel's occupancy, which sizes its one-wave grid.\n"
       "\n"
       "Exit status: 0 listed; 2 a usage error, or a --json path that cannot be written (checked\n"
       "before anything runs).\n"

@@ -21,6 +21,7 @@ std::string SplitPolicy::to_string() const {
     case Kind::kHeuristic: return "heuristic";
     case Kind::kFixed: return "fixed:" + std::to_string(value);
     case Kind::kTargetCtas: return "target_ctas:" + std::to_string(value);
+    case Kind::kBalanced: return value == 0 ? "balanced" : "balanced:" + std::to_string(value);
   }
   return "?";
 }
@@ -31,11 +32,14 @@ std::optional<SplitPolicy> parse_split_policy(std::string_view text, std::string
     if (error) {
       *error = "split policy '" + std::string(text) + "': " + why +
                " (allowed: heuristic, fixed:N with N in [1, " + std::to_string(kMaxSplits) +
-               "], target_ctas:T with T in [1, " + std::to_string(kMaxTargetCtas) + "])";
+               "], target_ctas:T with T in [1, " + std::to_string(kMaxTargetCtas) +
+               "], balanced, balanced:W with W in [1, " + std::to_string(kMaxBalancedWorkers) +
+               "])";
     }
     return std::nullopt;
   };
   if (text == "heuristic" || text == "default") return SplitPolicy{};
+  if (text == "balanced") return SplitPolicy{.kind = SplitPolicy::Kind::kBalanced, .value = 0};
   const auto colon = text.find(':');
   if (colon == std::string_view::npos) return fail("unknown form");
   const auto kind = text.substr(0, colon);
@@ -48,6 +52,10 @@ std::optional<SplitPolicy> parse_split_policy(std::string_view text, std::string
   if (kind == "target_ctas") {
     if (*number < 1 || *number > kMaxTargetCtas) return fail("T out of range");
     return SplitPolicy{.kind = SplitPolicy::Kind::kTargetCtas, .value = *number};
+  }
+  if (kind == "balanced") {
+    if (*number < 1 || *number > kMaxBalancedWorkers) return fail("W out of range");
+    return SplitPolicy{.kind = SplitPolicy::Kind::kBalanced, .value = *number};
   }
   return fail("unknown kind '" + std::string(kind) + "'");
 }

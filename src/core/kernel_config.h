@@ -12,19 +12,25 @@ struct SplitPolicy {
     kHeuristic,   // occupancy-aware default, see kernels/split_plan.h
     kFixed,       // exactly `value` splits (capped so every split has a step of tokens)
     kTargetCtas,  // smallest split count with batch · head_blocks · splits ≥ value
+    kBalanced,    // a fixed grid of `value` workers per head block (0: one wave) sharing the
+                  // batch's live tokens evenly, whatever the lengths (kernels/balanced_partition.h)
   };
   Kind kind = Kind::kHeuristic;
   int value = 0;
 
-  std::string to_string() const;  // "heuristic", "fixed:8", "target_ctas:512"
+  std::string to_string() const;  // "heuristic", "fixed:8", "target_ctas:512", "balanced"
   bool operator==(const SplitPolicy&) const = default;
 };
 
-// Parses "heuristic", "fixed:N" (N in [1, kMaxSplits]) or "target_ctas:T" (T in [1, 1<<20]).
-// On failure returns nullopt and, when `error` is given, a message naming the allowed forms.
+// Parses "heuristic", "fixed:N" (N in [1, kMaxSplits]), "target_ctas:T" (T in [1, 1<<20]),
+// "balanced" (one wave of workers) or "balanced:W" (W in [1, kMaxBalancedWorkers]). On failure
+// returns nullopt and, when `error` is given, a message naming the allowed forms.
 std::optional<SplitPolicy> parse_split_policy(std::string_view text, std::string* error = nullptr);
 
 constexpr int kMaxSplits = 256;
+// A sequence of a balanced launch has at most one part per worker, and the combine keeps one
+// weight per part in shared memory.
+constexpr int kMaxBalancedWorkers = 1024;
 
 // Which kernel family a variant belongs to. The portable family (warp-level mma.sync) runs on
 // sm_80, sm_90 and sm_120; the wgmma family uses Hopper's warpgroup MMA and runs on sm_90a only.

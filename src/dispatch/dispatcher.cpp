@@ -71,7 +71,7 @@ std::string DispatchKey::to_string() const {
   return fmt::format("batch {}, max context {}", batch, max_context);
 }
 
-KernelConfig default_config(Layout layout, int num_heads) {
+KernelConfig default_config(Layout layout, int num_heads, SplitPolicy split) {
   std::vector<const kernels::Variant*> candidates;
   const auto consider = [&](const kernels::Variant* variant) {
     if (variant != nullptr && std::find(candidates.begin(), candidates.end(), variant) ==
@@ -89,7 +89,7 @@ KernelConfig default_config(Layout layout, int num_heads) {
   std::vector<std::string> refusals;
   for (const kernels::Variant* variant : candidates) {
     const Placement placement = judge_here(variant->shape, dims_of(layout).d_qk);
-    if (placement.verdict.feasible) return KernelConfig{.shape = variant->shape, .split = {}};
+    if (placement.verdict.feasible) return KernelConfig{.shape = variant->shape, .split = split};
     refusals.push_back(fmt::format("{}: {}", variant->name, placement.verdict.reason));
   }
   if (refusals.empty()) {
@@ -101,7 +101,8 @@ KernelConfig default_config(Layout layout, int num_heads) {
 }
 
 ResolvedLaunch resolve_launch(Layout layout, int num_heads, int page_size,
-                              const TuningTable* table, DispatchKey key) {
+                              const TuningTable* table, DispatchKey key,
+                              SplitPolicy default_split) {
   check_key(key);
   const LayoutDims dims = dims_of(layout);
   ResolvedLaunch resolved;
@@ -111,7 +112,7 @@ ResolvedLaunch resolve_launch(Layout layout, int num_heads, int page_size,
     resolved.source = fmt::format("table: entry batch {}, context {}", entry->batch,
                                   entry->context);
   } else {
-    resolved.config = default_config(layout, num_heads);
+    resolved.config = default_config(layout, num_heads, default_split);
     resolved.source = fmt::format("default: {}, {} split", variant_name(resolved.config.shape),
                                   resolved.config.split.to_string());
   }
@@ -123,15 +124,18 @@ ResolvedLaunch resolve_launch(Layout layout, int num_heads, int page_size,
                            .d_v = dims.d_v,
                            .page_size = page_size};
   const Placement placement = judge_here(resolved.config.shape, dims.d_qk);
-  const kernels::DeviceSlots slots{.sm_count = kernels::current_device().sm_count,
-                                   .ctas_per_sm = std::max(1, placement.ctas_per_sm())};
-  resolved.plan = kernels::plan_launch(sizes, resolved.config, key.max_context, slots);
+  resolved.plan = kernels::plan_launch(sizes, resolved.config, key.max_context,
+                                       placement.slots(kernels::current_device().sm_count));
   return resolved;
 }
 
 Dispatcher::Dispatcher(Layout layout, int num_heads, int page_size,
-                       std::optional<TuningTable> table)
-    : layout_(layout), num_heads_(num_heads), page_size_(page_size), table_(std::move(table)) {
+                       std::optional<TuningTable> table, SplitPolicy default_split)
+    : layout_(layout),
+      num_heads_(num_heads),
+      page_size_(page_size),
+      table_(std::move(table)),
+      default_split_(default_split) {
   if (!table_) return;
   // The problem is part of the identity, so a table of another layout, head count or page
   // size is refused here too.
@@ -159,7 +163,8 @@ void Dispatcher::prepare(std::span<const DispatchKey> keys, cudaStream_t capture
   for (const DispatchKey& key : keys) {
     if (resolved_.contains(key) || fresh.contains(key)) continue;
     ResolvedLaunch resolved =
-        resolve_launch(layout_, num_heads_, page_size_, table_ ? &*table_ : nullptr, key);
+        resolve_launch(layout_, num_heads_, page_size_, table_ ? &*table_ : nullptr, key,
+                       default_split_);
     if (resolved.plan.workspace_bytes > needed) {
       needed = resolved.plan.workspace_bytes;
       widest = key;

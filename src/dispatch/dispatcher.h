@@ -15,7 +15,9 @@
 //
 // A key is (batch, max context): the launch shape depends on it alone, never on the live
 // sequence lengths (the kernels split each sequence by its own length on the device), so one
-// captured graph serves every step whose lengths stay within its max context.
+// captured graph serves every step whose lengths stay within its max context. With the
+// balanced split (for batches of mixed lengths) the grid depends on the batch alone and every
+// launch shares the live tokens evenly over it (README, split policies).
 #include <cuda_runtime_api.h>
 
 #include <compare>
@@ -52,15 +54,17 @@ struct ResolvedLaunch {
 
 // The config a key gets without a table, or when the table has no entry for it: the preferred
 // compiled variant that can run here (wgmma_h64_t64_w8_s2 for 64 heads or more on sm_90a,
-// else h16_t16_w4_s2, else the first compiled variant that can), with the heuristic split.
-// Throws std::runtime_error when no compiled variant can run here.
-KernelConfig default_config(Layout layout, int num_heads);
+// else h16_t16_w4_s2, else the first compiled variant that can), with `split` (default the
+// heuristic). Throws std::runtime_error when no compiled variant can run here.
+KernelConfig default_config(Layout layout, int num_heads, SplitPolicy split = {});
 
 // Resolves one key with no side effect: the table's entry (bucket_of on both axes) when a table
-// is given and has one, else default_config; then the launch plan on this GPU. Throws
-// std::invalid_argument for a key out of range (batch or max_context < 1), naming the field.
+// is given and has one, else default_config with `default_split`; then the launch plan on
+// this GPU. Throws std::invalid_argument for a key out of range (batch or max_context < 1),
+// naming the field.
 ResolvedLaunch resolve_launch(Layout layout, int num_heads, int page_size,
-                              const TuningTable* table, DispatchKey key);
+                              const TuningTable* table, DispatchKey key,
+                              SplitPolicy default_split = {});
 
 // Thrown by run() for a key that was not prepared while the stream is capturing: nothing was
 // enqueued, and the capture stays usable.
@@ -71,11 +75,12 @@ class UnpreparedKey : public std::logic_error {
 
 class Dispatcher {
  public:
-  // Without a table every key gets default_config. A table must match this process
-  // (identity_mismatch) and this problem (layout, heads, page size); else throws TableError
-  // naming the field that differs.
+  // Without a table every key gets default_config with `default_split`: the heuristic, or
+  // balanced for serving's mixed lengths. A table must match this process (identity_mismatch)
+  // and this problem (layout, heads, page size); else throws TableError naming the field that
+  // differs.
   Dispatcher(Layout layout, int num_heads, int page_size,
-             std::optional<TuningTable> table = std::nullopt);
+             std::optional<TuningTable> table = std::nullopt, SplitPolicy default_split = {});
   ~Dispatcher();
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;
@@ -106,6 +111,7 @@ class Dispatcher {
   int num_heads_;
   int page_size_;
   std::optional<TuningTable> table_;
+  SplitPolicy default_split_;
   std::map<DispatchKey, ResolvedLaunch> resolved_;
   void* workspace_ = nullptr;
   std::size_t workspace_bytes_ = 0;

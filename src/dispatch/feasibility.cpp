@@ -128,7 +128,20 @@ cudaError_t query_usage(const kernels::Variant& variant, int d_qk, ResourceUsage
   }
   if (status != cudaSuccess) return status;
   usage->max_ctas_per_sm = ctas;
+  int balanced_ctas = 0;
+  if (const auto balanced = kernels::max_ctas_per_sm(variant, d_qk, &balanced_ctas, true);
+      balanced != cudaSuccess) {
+    return balanced;
+  }
+  usage->max_balanced_ctas_per_sm = balanced_ctas;
   return cudaSuccess;
+}
+
+kernels::DeviceSlots Placement::slots(int sm_count) const {
+  const int balanced = verdict.feasible ? usage.max_balanced_ctas_per_sm.value_or(0) : 0;
+  return {.sm_count = sm_count,
+          .ctas_per_sm = std::max(1, ctas_per_sm()),
+          .balanced_ctas_per_sm = balanced > 0 ? balanced : std::max(1, ctas_per_sm())};
 }
 
 std::optional<GpuLimits> current_gpu_limits() {

@@ -30,6 +30,7 @@ struct ResourceUsage {
   std::optional<int> regs;             // registers per thread (compiled kernel)
   std::optional<int> spill_bytes;      // local memory bytes per thread (compiled kernel)
   std::optional<int> max_ctas_per_sm;  // resident CTAs per SM (occupancy calculator)
+  std::optional<int> max_balanced_ctas_per_sm;  // the same for the balanced kernel
   int required_compute_capability = 0;  // 90 for sm_90a-only code; 0 for any architecture
 };
 
@@ -85,6 +86,8 @@ struct Placement {
 
   // Resident CTAs per SM on this GPU; 0 when infeasible or unknown.
   int ctas_per_sm() const { return verdict.feasible ? usage.max_ctas_per_sm.value_or(0) : 0; }
+  // What plan_launch needs on a GPU of `sm_count` SMs (at least one resident CTA).
+  kernels::DeviceSlots slots(int sm_count) const;
 };
 Placement judge_here(const VariantShape& shape, int d_qk,
                      std::optional<int> smem_limit_override = std::nullopt);

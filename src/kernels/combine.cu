@@ -1,4 +1,5 @@
-// Split-KV combine: merges the num_splits partial results of every (batch entry, head).
+// Combine: merges the partial results of every (batch entry, head), the num_splits splits of
+// a split launch or the parts of a balanced launch's sequence (balanced_partition.h).
 //   Each partial s holds out_s = Σ_{j∈s} e^{x_j} V_j / Σ_{j∈s} e^{x_j} and lse_s = ln Σ_{j∈s} e^{x_j}.
 //   With M = max_s lse_s and w_s = e^{lse_s − M}:
 //     lse = M + ln Σ_s w_s,   out = Σ_s w_s · out_s / (Σ_s w_s + e^{sink − M}).
@@ -26,6 +27,9 @@ using portable::kWarpSize;
 using portable::pack_bf16x2;
 
 constexpr int kCombineThreads = 128;
+// A row has at most kMaxSplits splits or kMaxBalancedWorkers parts, one weight each.
+constexpr int kMaxParts = kMaxBalancedWorkers;
+static_assert(kMaxParts >= kMaxSplits);
 
 // kColumnBlocks = 1: CTA c handles row c, each thread 4 of the d_v columns over every split
 // (many rows: one memory round trip per eight splits). kColumnBlocks = 4: CTA c handles the
@@ -34,12 +38,12 @@ constexpr int kCombineThreads = 128;
 template <int kColumnBlocks>
 __global__ void __launch_bounds__(kCombineThreads)
     combine_kernel(const DecodeParams params, int num_splits, const float* partial_out,
-                   const float* partial_lse) {
+                   const float* partial_lse, const balanced::SequenceParts* sequence_parts) {
   constexpr int kColumnsPerThread = 4;  // one float4
   constexpr int kThreadsPerColumnSet = kDv / kColumnBlocks / kColumnsPerThread;
   constexpr int kSplitGroups = kCombineThreads / kThreadsPerColumnSet;
   static_assert(kThreadsPerColumnSet * kSplitGroups == kCombineThreads);
-  __shared__ float split_weight[kMaxSplits];
+  __shared__ float split_weight[kMaxParts];
   __shared__ float4 group_sums[kSplitGroups][kThreadsPerColumnSet];
 
   const long long row_index = blockIdx.x / kColumnBlocks;
@@ -51,18 +55,27 @@ __global__ void __launch_bounds__(kCombineThreads)
                      column_thread * kColumnsPerThread;
   const int batch = static_cast<int>(row_index / params.num_heads);
   const int head = static_cast<int>(row_index % params.num_heads);
-  const long long split_stride = static_cast<long long>(params.batch) * params.num_heads;
 
 #if __CUDA_ARCH__ >= 900
   // A programmatic dependent launch may start before the decode grid ends: wait until it has
   // finished and its partial results are visible.
   asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
+  // The row's partials are rows first_part, first_part + split_stride, … of the workspace.
+  long long first_part = row_index;
+  long long split_stride = static_cast<long long>(params.batch) * params.num_heads;
+  if (sequence_parts != nullptr) {
+    const balanced::SequenceParts parts = sequence_parts[batch];
+    if (parts.count == 1) return;  // its one worker wrote the final result
+    num_splits = parts.count;
+    first_part = static_cast<long long>(parts.first_slot) * params.num_heads + head;
+    split_stride = params.num_heads;
+  }
   // The lanes read the splits' lse in parallel (one memory round trip, not one per split);
   // every warp finds the maximum itself rather than waiting for one that shares it.
   float max_lse = -INFINITY;
   for (int split = lane; split < num_splits; split += kWarpSize) {
-    max_lse = fmaxf(max_lse, partial_lse[split * split_stride + row_index]);
+    max_lse = fmaxf(max_lse, partial_lse[first_part + split * split_stride]);
   }
 #pragma unroll
   for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
@@ -70,7 +83,7 @@ __global__ void __launch_bounds__(kCombineThreads)
   }
   if (warp == 0) {
     for (int split = lane; split < num_splits; split += kWarpSize) {
-      const float lse = partial_lse[split * split_stride + row_index];
+      const float lse = partial_lse[first_part + split * split_stride];
       split_weight[split] = max_lse == -INFINITY ? 0.0f : expf(lse - max_lse);
     }
   }
@@ -89,7 +102,7 @@ __global__ void __launch_bounds__(kCombineThreads)
     // iterations issue their loads together; an empty split's partial was never written and
     // must not reach the sum even as 0 · NaN.
     const float4 part = *reinterpret_cast<const float4*>(
-        partial_out + (split * split_stride + row_index) * params.d_v + column);
+        partial_out + (first_part + split * split_stride) * params.d_v + column);
     const float weight = split_weight[split];
     if (weight == 0.0f) continue;
     total.x += weight * part.x;
@@ -125,7 +138,8 @@ __global__ void __launch_bounds__(kCombineThreads)
 }  // namespace
 
 cudaError_t launch_combine(const DecodeParams& params, int num_splits, const float* partial_out,
-                           const float* partial_lse, cudaStream_t stream) {
+                           const float* partial_lse,
+                           const balanced::SequenceParts* sequence_parts, cudaStream_t stream) {
   if (params.d_v != kDv || num_splits < 1 || num_splits > kMaxSplits) return cudaErrorInvalidValue;
   const CurrentDevice& device = current_device();
   // A CTA per row once the rows alone fill the GPU twice over; otherwise four per row.
@@ -141,9 +155,9 @@ cudaError_t launch_combine(const DecodeParams& params, int num_splits, const flo
   config.attrs = &dependent_launch;
   config.numAttrs = device.compute_capability >= 90 ? 1 : 0;  // dependent launch: sm_90+
   return per_row ? cudaLaunchKernelEx(&config, combine_kernel<1>, params, num_splits,
-                                      partial_out, partial_lse)
+                                      partial_out, partial_lse, sequence_parts)
                  : cudaLaunchKernelEx(&config, combine_kernel<4>, params, num_splits,
-                                      partial_out, partial_lse);
+                                      partial_out, partial_lse, sequence_parts);
 }
 
 }  // namespace mlalab::kernels

@@ -1,13 +1,16 @@
 #pragma once
-// What the decode kernels of every family share: the launch arguments, which work a CTA
-// owns, the result of a CTA without tokens, and the host-side launch (validation, shared
-// memory opt-in, workspace carving, the combine for split launches).
+// What the decode kernels of every family share: the launch arguments, which parts of which
+// sequences a CTA computes, the result of a CTA without tokens, and the host-side launch
+// (validation, shared memory opt-in, workspace carving, the combine).
 //
-// Grid → work: CTA c handles head block  c % head_blocks,
-//                          split          (c / head_blocks) % num_splits,
-//                          batch entry    c / (head_blocks · num_splits).
+// Grid → work, per-sequence splits: CTA c handles head block  c % head_blocks,
+//                                              split          (c / head_blocks) % num_splits,
+//                                              batch entry    c / (head_blocks · num_splits).
+// Balanced launches: CTA c is worker c / head_blocks of head block c % head_blocks and
+// computes the parts of its share of the batch's token stream (balanced_partition.h).
 // Head blocks are the fastest index so that the CTAs reading the same KV tokens (H = 128 has
 // two or more head blocks) run side by side and share those tokens through L2.
+#include <cub/block/block_scan.cuh>
 #include <cuda_runtime.h>
 
 #include <atomic>
@@ -15,6 +18,7 @@
 #include <cstdint>
 
 #include "core/validate.h"
+#include "kernels/balanced_partition.h"
 #include "kernels/device.h"
 #include "kernels/launch.h"
 #include "kernels/portable/primitives.cuh"
@@ -26,48 +30,200 @@ struct DecodeArgs {
   DecodeParams params;
   int head_blocks;
   int num_splits;
+  int workers;           // balanced launches: workers per head block; 0 otherwise
   int page_shift;        // log2(page_size)
   float scale_log2;      // softmax_scale · log2(e): the kernels work in base 2
-  float* partial_out;    // [num_splits, batch, num_heads, d_v] when num_splits > 1
-  float* partial_lse;    // [num_splits, batch, num_heads], natural log
+  // Partial results, rows slot · num_heads + head (CtaWork::part_slot): out [rows, d_v] and lse
+  // [rows], natural log; slots are num_splits · batch (split) or part_slots (balanced).
+  float* partial_out;
+  float* partial_lse;
+  balanced::SequenceParts* sequence_parts;  // balanced: [batch], for the combine
 };
 
 constexpr float kLn2 = 0.69314718055994530942f;
 constexpr float kLog2e = 1.44269504088896340736f;
 
-// The KV range and heads of one CTA.
+// One part of a CTA's work: a token range of one sequence, for one head block.
 struct CtaWork {
   int head0;        // first head of the block
-  int split;
   int batch;
-  int seq_len;
-  int token_begin;  // first token of the split
-  int steps;        // block_t-token steps of the split; ≤ 0 when it has no tokens
-  int num_splits;
+  int token_begin;  // first token of the part
+  int token_end;    // one past its last token
+  int steps;        // block_t-token steps of the part
+  // The part's slot of partial results (rows slot · num_heads + head), or −1: the part writes
+  // the final result. Split launches: split · batch + batch index; balanced: worker + batch
+  // index (balanced_partition.h).
+  int part_slot;
 
-  __device__ bool split_output() const { return num_splits > 1; }
-
-  template <int kBlockH, int kBlockT>
-  __device__ static CtaWork of_block(const DecodeArgs& args) {
-    CtaWork work{};
-    const int head_block = blockIdx.x % args.head_blocks;
-    work.split = (blockIdx.x / args.head_blocks) % args.num_splits;
-    work.batch = blockIdx.x / (args.head_blocks * args.num_splits);
-    work.num_splits = args.num_splits;
-    work.head0 = head_block * kBlockH;
-    work.seq_len = args.params.seq_lens[work.batch];
-    const int seq_steps = (work.seq_len + kBlockT - 1) / kBlockT;
-    const int steps_per_split = (seq_steps + args.num_splits - 1) / args.num_splits;
-    const int step_begin = work.split * steps_per_split;
-    work.steps = min(seq_steps, step_begin + steps_per_split) - step_begin;
-    work.token_begin = step_begin * kBlockT;
-    return work;
-  }
+  __device__ bool partial() const { return part_slot >= 0; }
 
   // Global address of a q row of this CTA's head block, or nullptr past the last head.
   __device__ const bf16* q_row(const DecodeParams& p, int row) const {
     const int head = head0 + row;
     return head < p.num_heads ? p.q + batch * p.q_batch_stride + head * p.q_head_stride : nullptr;
+  }
+};
+
+// Where a balanced worker stands in its share: the next part's sequence and first
+// block_t-token step, and the steps of the share not yet handed out.
+struct PartsCursor {
+  int batch;
+  int step;
+  long long remaining;
+};
+
+// The parts a CTA computes. A split launch's CTA has at most one: its split of one sequence.
+// A balanced worker has one per sequence its share of the token stream touches; the share is
+// located from the live lengths by a block-wide scan, so a captured launch rebalances at every
+// replay.
+//
+// Every variant compiles a kernel for each kBalanced. The split kernel computes its one part
+// as before the balanced policy existed: no loop around the body, nothing carried across it.
+// The balanced kernel loops over parts, its threads (the CTA, or one warpgroup of the wgmma
+// family) walking them through a cursor in shared memory rather than registers, which the
+// body needs (the register-bound tiles spilled).
+template <int kBlockH, int kBlockT, int kThreads, bool kBalanced>
+struct CtaParts {
+  // A split CTA's part: its split of one sequence, with no steps when the split is past the
+  // sequence's end (the CTA then writes its empty result: write_empty_result).
+  static __device__ CtaWork split_part(const DecodeArgs& args) {
+    static_assert(!kBalanced);
+    CtaWork work{};
+    const int split = blockIdx.x / args.head_blocks % args.num_splits;
+    work.head0 = head0(args);
+    work.batch = blockIdx.x / (args.head_blocks * args.num_splits);
+    const int seq_len = args.params.seq_lens[work.batch];
+    const int steps_per_split = (steps_of(seq_len) + args.num_splits - 1) / args.num_splits;
+    const int step_begin = split * steps_per_split;
+    work.steps = min(steps_of(seq_len), step_begin + steps_per_split) - step_begin;
+    work.token_begin = step_begin * kBlockT;
+    work.token_end = seq_len;
+    work.part_slot = args.num_splits == 1 ? -1 : split * args.params.batch + work.batch;
+    return work;
+  }
+
+  // Where a balanced worker's parts start: its share of the stream. Called by every thread
+  // before anything else uses shared memory; `scratch` is shared memory free until this
+  // returns.
+  static __device__ PartsCursor start(const DecodeArgs& args, void* scratch) {
+    static_assert(kBalanced);
+    return locate_share(args, scratch);
+  }
+
+  // A balanced worker's next part, from a cursor in shared memory that a group of threads
+  // walks together; false when the share is used up. Every thread of the group calls it;
+  // `barrier` synchronises the group and `leader` is one of its threads.
+  template <typename GroupBarrier>
+  static __device__ bool next(const DecodeArgs& args, PartsCursor& shared_cursor, bool leader,
+                              GroupBarrier barrier, CtaWork& work) {
+    static_assert(kBalanced);
+    PartsCursor cursor = shared_cursor;
+    const bool found = take(args, cursor, work);
+    barrier();  // every thread of the group has read the cursor ...
+    if (leader) shared_cursor = cursor;
+    barrier();  // ... and sees it advanced
+    return found;
+  }
+
+ private:
+  static __device__ int steps_of(int seq_len) { return (seq_len + kBlockT - 1) / kBlockT; }
+
+  // The part at `cursor`, which then moves past it (and past empty sequences); false when
+  // there is none left.
+  static __device__ bool take(const DecodeArgs& args, PartsCursor& cursor, CtaWork& work) {
+    const DecodeParams& p = args.params;
+    while (cursor.remaining > 0 && cursor.batch < p.batch) {
+      const int seq_len = p.seq_lens[cursor.batch];
+      const int seq_steps = steps_of(seq_len);
+      const int steps =
+          static_cast<int>(min(static_cast<long long>(seq_steps - cursor.step), cursor.remaining));
+      const bool whole_sequence = cursor.step == 0 && steps == seq_steps;
+      work.head0 = head0(args);
+      work.batch = cursor.batch;
+      work.token_begin = cursor.step * kBlockT;
+      work.token_end = min(seq_len, (cursor.step + steps) * kBlockT);
+      work.steps = steps;
+      work.part_slot = whole_sequence ? -1
+                                      : static_cast<int>(balanced::part_slot(
+                                            blockIdx.x / args.head_blocks, cursor.batch));
+      cursor.remaining -= steps;
+      cursor.step += steps;
+      if (cursor.step == seq_steps) {
+        ++cursor.batch;
+        cursor.step = 0;
+      }
+      if (steps > 0) return true;
+    }
+    return false;
+  }
+
+  static __device__ int head0(const DecodeArgs& args) {
+    return blockIdx.x % args.head_blocks * kBlockH;
+  }
+
+  // This worker's share [worker_begin(w), worker_begin(w + 1)) of the stream of steps: where
+  // it starts and how long it is. Two passes over the lengths, kThreads at a time: the first
+  // sums their steps (T), the second finds each sequence's start in the stream. Head block
+  // 0's CTA also writes the SequenceParts of the sequences this worker records, for the
+  // combine.
+  static __device__ PartsCursor locate_share(const DecodeArgs& args, void* scratch) {
+    using Scan = cub::BlockScan<long long, kThreads>;
+    struct Shared {
+      typename Scan::TempStorage scan;
+      int first_batch;
+      int first_step;
+    };
+    Shared& shared = *static_cast<Shared*>(scratch);
+    const DecodeParams& p = args.params;
+    // One chunk's lengths, their exclusive prefix sums within the chunk, and the chunk's total.
+    const auto scan_chunk = [&](int base, long long& length, long long& start) {
+      const int b = base + static_cast<int>(threadIdx.x);
+      length = b < p.batch ? steps_of(p.seq_lens[b]) : 0;
+      long long chunk_total = 0;
+      Scan(shared.scan).ExclusiveSum(length, start, chunk_total);
+      __syncthreads();  // the temporary storage is reused by the next chunk
+      return chunk_total;
+    };
+    // A batch of up to kThreads sequences (every serving batch here) is read once.
+    long long first_length = 0;
+    long long first_start = 0;
+    const long long first_total = scan_chunk(0, first_length, first_start);
+    long long total = first_total;
+    for (int base = kThreads; base < p.batch; base += kThreads) {
+      long long length = 0;
+      long long start = 0;
+      total += scan_chunk(base, length, start);
+    }
+
+    PartsCursor share{.batch = 0, .step = 0, .remaining = 0};
+    const int worker = blockIdx.x / args.head_blocks;
+    const int workers = balanced::active_workers(args.workers, total);
+    if (worker >= workers) return share;  // fewer steps than workers: no share, no records
+    const long long begin = balanced::worker_begin(worker, workers, total);
+    share.remaining = balanced::worker_begin(worker + 1, workers, total) - begin;
+    const bool records = head0(args) == 0;
+    long long carry = 0;
+    for (int base = 0; base < p.batch; base += kThreads) {
+      long long length = first_length;
+      long long start = first_start;
+      const long long chunk_total = base == 0 ? first_total : scan_chunk(base, length, start);
+      start += carry;
+      carry += chunk_total;
+      const int b = base + static_cast<int>(threadIdx.x);
+      if (b >= p.batch) continue;
+      if (start <= begin && begin < start + length) {  // exactly one sequence holds it
+        shared.first_batch = b;
+        shared.first_step = static_cast<int>(begin - start);
+      }
+      if (records && balanced::records_sequence(worker, workers, total, start)) {
+        args.sequence_parts[b] = balanced::sequence_parts(b, start, length, workers, total);
+      }
+    }
+    __syncthreads();
+    share.batch = shared.first_batch;
+    share.step = shared.first_step;
+    __syncthreads();  // every thread has read the scratch before the caller reuses it
+    return share;
   }
 };
 
@@ -97,7 +253,7 @@ class KvRowLookahead {
       const int token = token_at(step, i);
       // Validation guarantees the page is in range; the check keeps a caller that skipped
       // validation from reading outside the cache.
-      const bool valid = token < work_.seq_len &&
+      const bool valid = token < work_.token_end &&
                          static_cast<unsigned>(page) < static_cast<unsigned>(p.num_pages);
       sources[i] = valid ? p.kv_cache + page * p.kv_page_stride +
                                (token & page_mask) * p.kv_row_stride
@@ -113,7 +269,7 @@ class KvRowLookahead {
   __device__ int page_at(int step, int i) const {
     const DecodeParams& p = args_.params;
     const int token = token_at(step, i);
-    if (token >= work_.seq_len) return -1;
+    if (token >= work_.token_end) return -1;
     return p.page_table[work_.batch * p.page_table_stride + (token >> args_.page_shift)];
   }
 
@@ -124,26 +280,26 @@ class KvRowLookahead {
   int next_page_[kRows];
 };
 
-// Where one head row of a CTA's result goes: its split's fp32 partial out and lse when the
-// launch is split, else the final bf16 out and lse.
+// Where one head row of a CTA's result goes: its part's fp32 partial out and lse when the
+// part is one of several of its sequence, else the final bf16 out and lse.
 struct ResultSlot {
-  long long row_index;     // batch · num_heads + head
-  long long split_offset;  // split · batch · num_heads, or −1 when the result is final
-  bf16* out_row;           // the final out's row (unused for a split partial)
+  long long row_index;  // batch · num_heads + head: the final result's row
+  long long part_row;   // the partial result's row, or −1 when the result is final
+  bf16* out_row;        // the final out's row (unused for a partial)
 
   __device__ ResultSlot(const DecodeArgs& args, const CtaWork& work, int head)
       : row_index(static_cast<long long>(work.batch) * args.params.num_heads + head),
-        split_offset(work.split_output() ? static_cast<long long>(work.split) *
-                                               args.params.batch * args.params.num_heads
-                                         : -1),
+        part_row(work.partial()
+                     ? static_cast<long long>(work.part_slot) * args.params.num_heads + head
+                     : -1),
         out_row(args.params.out + work.batch * args.params.out_batch_stride +
                 head * args.params.out_head_stride) {}
 
-  __device__ bool partial() const { return split_offset >= 0; }
+  __device__ bool partial() const { return part_row >= 0; }
 
   __device__ void store_lse(const DecodeArgs& args, float lse) const {
     if (partial()) {
-      args.partial_lse[split_offset + row_index] = lse;
+      args.partial_lse[part_row] = lse;
     } else {
       args.params.lse[row_index] = lse;
     }
@@ -169,8 +325,7 @@ class ResultRow {
   // Columns `column` and `column + 1` of O, not yet normalised.
   __device__ void store(int column, float o0, float o1) const {
     if (slot_.partial()) {
-      float* partial =
-          args_.partial_out + (slot_.split_offset + slot_.row_index) * args_.params.d_v;
+      float* partial = args_.partial_out + slot_.part_row * args_.params.d_v;
       *reinterpret_cast<float2*>(partial + column) = make_float2(o0 * inverse_, o1 * inverse_);
     } else {
       *reinterpret_cast<std::uint32_t*>(slot_.out_row + column) =
@@ -187,9 +342,10 @@ class ResultRow {
   float inverse_;
 };
 
-// The result of a CTA without tokens (its split is past the sequence's end, or the sequence
-// is empty): out = 0, lse = −inf. A split partial only needs its −inf lse: the combine gives
-// it zero weight without reading its out.
+// The result of a split CTA without tokens (its split is past the sequence's end, or the
+// sequence is empty): out = 0, lse = −inf. A split partial only needs its −inf lse: the
+// combine gives it zero weight without reading its out. (A balanced launch's empty sequences
+// are written by the combine.)
 template <int kBlockH, int kThreads>
 __device__ void write_empty_result(const DecodeArgs& args, const CtaWork& work) {
   const DecodeParams& p = args.params;
@@ -197,7 +353,7 @@ __device__ void write_empty_result(const DecodeArgs& args, const CtaWork& work) 
     const int head = work.head0 + row;
     if (head < p.num_heads) ResultSlot(args, work, head).store_lse(args, -INFINITY);
   }
-  if (!work.split_output()) {
+  if (!work.partial()) {
     const int vectors_per_row = p.d_v / 8;
     for (int i = threadIdx.x; i < kBlockH * vectors_per_row; i += kThreads) {
       const int head = work.head0 + i / vectors_per_row;
@@ -218,14 +374,33 @@ __device__ __forceinline__ void allow_dependent_launch() {
 #endif
 }
 
-// The host side of a decode launch, shared by every variant of every family.
+// Raises a kernel's dynamic shared-memory limit once per size (not a stream operation, so it
+// is also safe while a graph is being captured).
 template <auto kKernel>
+cudaError_t allow_smem(int smem_bytes) {
+  static std::atomic<int> configured_smem_bytes{0};
+  if (smem_bytes <= configured_smem_bytes.load()) return cudaSuccess;
+  const cudaError_t status =
+      cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
+  if (status == cudaSuccess) configured_smem_bytes.store(smem_bytes);
+  return status;
+}
+
+// The host side of a decode launch, shared by every variant of every family: kSplitKernel
+// for split launches, kBalancedKernel for balanced ones.
+template <auto kSplitKernel, auto kBalancedKernel>
 LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const DecodeParams& params,
                            const LaunchPlan& plan, void* workspace, cudaStream_t stream) {
-  const bool plan_matches = plan.num_splits >= 1 && plan.num_splits <= kMaxSplits &&
-                            plan.head_blocks == (params.num_heads + block_h - 1) / block_h &&
-                            plan.ctas == params.batch * plan.head_blocks * plan.num_splits;
-  if (validate_shapes(params) || !plan_matches || (plan.num_splits > 1 && workspace == nullptr)) {
+  const int head_blocks = (params.num_heads + block_h - 1) / block_h;
+  const bool plan_matches =
+      plan.head_blocks == head_blocks &&
+      (plan.balanced()
+           ? plan.workers <= kMaxBalancedWorkers && plan.num_splits == 1 &&
+                 plan.ctas == head_blocks * plan.workers
+           : plan.num_splits >= 1 && plan.num_splits <= kMaxSplits &&
+                 plan.ctas == params.batch * head_blocks * plan.num_splits);
+  const bool needs_workspace = plan.balanced() || plan.num_splits > 1;
+  if (validate_shapes(params) || !plan_matches || (needs_workspace && workspace == nullptr)) {
     return {.error = cudaErrorInvalidValue, .refusal = LaunchRefusal::kInvalidInput};
   }
   // Decided before asking CUDA, which answers cudaErrorInvalidValue here as for a bad input.
@@ -233,36 +408,45 @@ LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const Decod
   if (smem_limit > 0 && smem_bytes > smem_limit) {
     return {.error = cudaErrorInvalidValue, .refusal = LaunchRefusal::kCannotRunHere};
   }
-
-  // Raise the kernel's dynamic shared-memory limit once per size (not a stream operation, so
-  // it is also safe while a graph is being captured).
-  static std::atomic<int> configured_smem_bytes{0};
-  if (smem_bytes > configured_smem_bytes.load()) {
-    if (const auto status = cudaFuncSetAttribute(
-            kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
-        status != cudaSuccess) {
-      return {.error = status, .refusal = LaunchRefusal::kNone};
-    }
-    configured_smem_bytes.store(smem_bytes);
+  if (const cudaError_t status = plan.balanced() ? allow_smem<kBalancedKernel>(smem_bytes)
+                                                 : allow_smem<kSplitKernel>(smem_bytes);
+      status != cudaSuccess) {
+    return {.error = status, .refusal = LaunchRefusal::kNone};
   }
 
   DecodeArgs args{.params = params,
                   .head_blocks = plan.head_blocks,
                   .num_splits = plan.num_splits,
+                  .workers = plan.workers,
                   .page_shift = __builtin_ctz(static_cast<unsigned>(params.page_size)),
                   .scale_log2 = params.softmax_scale * kLog2e,
                   .partial_out = nullptr,
-                  .partial_lse = nullptr};
-  if (plan.num_splits > 1) {
-    const std::size_t rows =
-        static_cast<std::size_t>(plan.num_splits) * params.batch * params.num_heads;
+                  .partial_lse = nullptr,
+                  .sequence_parts = nullptr};
+  std::size_t partial_rows = 0;
+  if (plan.balanced()) {
+    // Carved as balanced_workspace_bytes sizes it: the sequences' parts, then the partials.
+    args.sequence_parts = static_cast<balanced::SequenceParts*>(workspace);
+    const std::size_t parts_bytes =
+        (params.batch * sizeof(balanced::SequenceParts) + kSequencePartsAlignment - 1) /
+        kSequencePartsAlignment * kSequencePartsAlignment;
+    args.partial_out = reinterpret_cast<float*>(static_cast<std::byte*>(workspace) + parts_bytes);
+    partial_rows = static_cast<std::size_t>(balanced::part_slots(plan.workers, params.batch)) *
+                   params.num_heads;
+  } else if (plan.num_splits > 1) {
     args.partial_out = static_cast<float*>(workspace);
-    args.partial_lse = args.partial_out + rows * params.d_v;
+    partial_rows = static_cast<std::size_t>(plan.num_splits) * params.batch * params.num_heads;
   }
-  kKernel<<<plan.ctas, threads, smem_bytes, stream>>>(args);
+  if (args.partial_out != nullptr) args.partial_lse = args.partial_out + partial_rows * params.d_v;
+  if (plan.balanced()) {
+    kBalancedKernel<<<plan.ctas, threads, smem_bytes, stream>>>(args);
+  } else {
+    kSplitKernel<<<plan.ctas, threads, smem_bytes, stream>>>(args);
+  }
   cudaError_t status = cudaGetLastError();
-  if (status == cudaSuccess && plan.num_splits > 1) {
-    status = launch_combine(params, plan.num_splits, args.partial_out, args.partial_lse, stream);
+  if (status == cudaSuccess && needs_workspace) {
+    status = launch_combine(params, plan.num_splits, args.partial_out, args.partial_lse,
+                            args.sequence_parts, stream);
   }
   return {.error = status, .refusal = LaunchRefusal::kNone};
 }

@@ -5,6 +5,7 @@
 
 #include "core/decode_params.h"
 #include "core/kernel_config.h"
+#include "kernels/balanced_partition.h"
 #include "kernels/split_plan.h"
 
 namespace mlalab::kernels {
@@ -30,15 +31,22 @@ using LaunchFn = LaunchStatus (*)(const DecodeParams& params, const LaunchPlan& 
 
 struct VariantHandles {
   LaunchFn launch;             // validates shapes, then launches decode (+ combine if split)
-  const void* decode_kernel;   // the __global__ symbol, for attribute and occupancy queries
+  // The __global__ symbols, for attribute and occupancy queries: the split kernel (what
+  // `mlalab configs` and the feasibility rules judge) and the balanced one.
+  const void* decode_kernel;
+  const void* balanced_kernel;
 };
 
-// Merges the num_splits partial results of a split-KV launch (LSE-weighted, adding the sink
-// to the denominator) into out and lse. Defined in combine.cu; one kernel for every variant.
-// On sm_90 and newer it is launched as a programmatic dependent of the decode kernel, so its
-// launch overlaps the decode kernel's last CTAs.
+// Merges the partial results of a split or balanced launch (LSE-weighted, adding the sink to
+// the denominator) into out and lse. Split launches (sequence_parts nullptr): every row has
+// num_splits partials. Balanced launches: sequence_parts[b] says where sequence b's parts are;
+// a sequence with one part already has its final result, an empty one gets out = 0,
+// lse = −inf. Defined in combine.cu; one kernel for every variant. On sm_90 and newer it is
+// launched as a programmatic dependent of the decode kernel, so its launch overlaps the decode
+// kernel's last CTAs.
 cudaError_t launch_combine(const DecodeParams& params, int num_splits, const float* partial_out,
-                           const float* partial_lse, cudaStream_t stream);
+                           const float* partial_lse,
+                           const balanced::SequenceParts* sequence_parts, cudaStream_t stream);
 
 // Dynamic shared memory of a variant's decode kernel for a layout width, from its family's
 // traits (host code, no GPU needed).

@@ -73,29 +73,29 @@ BuildSelection build_selection() {
   return BuildSelection{.variants_regex = kVariantsRegex, .cuda_archs = kCudaArchs};
 }
 
-cudaError_t max_ctas_per_sm(const Variant& variant, int d_qk, int* ctas) {
+cudaError_t max_ctas_per_sm(const Variant& variant, int d_qk, int* ctas, bool balanced) {
   *ctas = 0;
   // The wgmma family's code exists for every compiled architecture, but only sm_90a's does
   // the work (the others trap); its launch refuses other GPUs the same way.
   if (variant.shape.family == KernelFamily::kWgmma && !wgmma::device_is_sm90a()) {
     return cudaErrorNoKernelImageForDevice;
   }
+  const void* kernel = balanced ? variant.handles.balanced_kernel : variant.handles.decode_kernel;
   const int smem = decode_smem_bytes(variant.shape, d_qk);
   cudaFuncAttributes attributes{};
-  if (const auto status = cudaFuncGetAttributes(&attributes, variant.handles.decode_kernel);
-      status != cudaSuccess) {
+  if (const auto status = cudaFuncGetAttributes(&attributes, kernel); status != cudaSuccess) {
     return status;
   }
   if (smem + static_cast<int>(attributes.sharedSizeBytes) > current_device().smem_optin_bytes) {
     return cudaSuccess;
   }
-  if (const auto status = cudaFuncSetAttribute(variant.handles.decode_kernel,
-                                               cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  if (const auto status =
+          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
       status != cudaSuccess) {
     return status;
   }
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas, variant.handles.decode_kernel,
-                                                       threads_of(variant.shape), smem);
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas, kernel, threads_of(variant.shape),
+                                                       smem);
 }
 
 LaunchStatus launch(const DecodeParams& params, const KernelConfig& config,

@@ -48,9 +48,9 @@ constexpr int threads_of(const VariantShape& shape) {
   return shape.family == KernelFamily::kWgmma ? wgmma::kThreads : shape.warps * 32;
 }
 
-// Resident CTAs per SM for the variant at the layout's shared-memory size (needs a GPU);
-// 0 when it cannot launch at all.
-cudaError_t max_ctas_per_sm(const Variant& variant, int d_qk, int* ctas);
+// Resident CTAs per SM for the variant's split kernel (or its balanced kernel) at the layout's
+// shared-memory size (needs a GPU); 0 when it cannot launch at all.
+cudaError_t max_ctas_per_sm(const Variant& variant, int d_qk, int* ctas, bool balanced = false);
 
 // Launch a planned call: picks the variant by config.shape, validates shapes, launches. A
 // refused call says why (LaunchStatus::refusal): kInvalidInput for shapes, a plan or a

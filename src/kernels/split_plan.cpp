@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "kernels/balanced_partition.h"
+
 namespace mlalab::kernels {
 namespace {
 
@@ -19,6 +21,8 @@ int choose_num_splits(const SplitPolicy& policy, int batch, int head_blocks, int
       return std::clamp(policy.value, 1, cap);
     case SplitPolicy::Kind::kTargetCtas:
       return std::clamp(ceil_div(policy.value, base_ctas), 1, cap);
+    case SplitPolicy::Kind::kBalanced:
+      return 1;
     case SplitPolicy::Kind::kHeuristic:
       break;
   }
@@ -45,10 +49,35 @@ std::size_t split_workspace_bytes(int num_splits, int batch, int num_heads, int 
   return rows * (static_cast<std::size_t>(d_v) + 1) * sizeof(float);
 }
 
+int choose_balanced_workers(const SplitPolicy& policy, int head_blocks, const DeviceSlots& slots) {
+  if (policy.value > 0) return std::min(policy.value, kMaxBalancedWorkers);
+  const int resident =
+      slots.balanced_ctas_per_sm > 0 ? slots.balanced_ctas_per_sm : slots.ctas_per_sm;
+  const long long one_wave = static_cast<long long>(slots.sm_count) * resident;
+  return static_cast<int>(std::clamp<long long>(one_wave / head_blocks, 1, kMaxBalancedWorkers));
+}
+
+std::size_t balanced_workspace_bytes(int workers, int batch, int num_heads, int d_v) {
+  const std::size_t parts_bytes =
+      static_cast<std::size_t>(batch) * sizeof(balanced::SequenceParts);
+  const std::size_t padded_parts_bytes = (parts_bytes + kSequencePartsAlignment - 1) /
+                                         kSequencePartsAlignment * kSequencePartsAlignment;
+  const std::size_t rows =
+      static_cast<std::size_t>(balanced::part_slots(workers, batch)) * num_heads;
+  return padded_parts_bytes + rows * (static_cast<std::size_t>(d_v) + 1) * sizeof(float);
+}
+
 LaunchPlan plan_launch(const DecodeParams& params, const KernelConfig& config, int max_seq_len,
                        const DeviceSlots& slots) {
   LaunchPlan plan;
   plan.head_blocks = ceil_div(params.num_heads, config.shape.block_h);
+  if (config.split.kind == SplitPolicy::Kind::kBalanced) {
+    plan.workers = choose_balanced_workers(config.split, plan.head_blocks, slots);
+    plan.ctas = plan.head_blocks * plan.workers;
+    plan.workspace_bytes =
+        balanced_workspace_bytes(plan.workers, params.batch, params.num_heads, params.d_v);
+    return plan;
+  }
   plan.num_splits = choose_num_splits(config.split, params.batch, plan.head_blocks, max_seq_len,
                                       config.shape.block_t, slots);
   plan.ctas = params.batch * plan.head_blocks * plan.num_splits;

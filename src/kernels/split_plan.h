@@ -10,17 +10,23 @@
 namespace mlalab::kernels {
 
 // What the plan needs to know about the device. ctas_per_sm is the variant's occupancy
-// (1 when unknown, e.g. on the CPU).
+// (1 when unknown, e.g. on the CPU); balanced_ctas_per_sm that of its balanced kernel, which
+// may hold more registers (0: the same).
 struct DeviceSlots {
   int sm_count = 1;
   int ctas_per_sm = 1;
+  int balanced_ctas_per_sm = 0;
 };
 
 struct LaunchPlan {
   int head_blocks = 0;   // ceil(num_heads / block_h)
   int num_splits = 1;    // KV splits per (batch, head block); 1 writes out/lse directly
-  int ctas = 0;          // batch · head_blocks · num_splits
-  std::size_t workspace_bytes = 0;  // partial out + lse when num_splits > 1, else 0
+  int workers = 0;       // balanced launches: CTAs per head block sharing the batch's tokens
+                         // (num_splits is then 1); 0 for per-sequence splits
+  int ctas = 0;          // batch · head_blocks · num_splits, or head_blocks · workers
+  std::size_t workspace_bytes = 0;  // partial out + lse when num_splits > 1 or balanced, else 0
+
+  bool balanced() const { return workers > 0; }
 };
 
 // Splits for a policy:
@@ -36,7 +42,8 @@ struct LaunchPlan {
 //                   kMaxHeuristicSplits (the combine reads every split's partial row).
 //                   Ties go to fewer splits (less combine work).
 // Every policy is then capped at kMaxSplits and at the number of block_t steps of the
-// longest sequence, so every split has at least one step of tokens. Always ≥ 1.
+// longest sequence, so every split has at least one step of tokens. Always ≥ 1. (The balanced
+// policy does not split per sequence: 1.)
 int choose_num_splits(const SplitPolicy& policy, int batch, int head_blocks, int max_seq_len,
                       int block_t, const DeviceSlots& slots);
 
@@ -49,6 +56,17 @@ constexpr int kPrologueSteps = 2;
 // Bytes of the split-KV workspace: fp32 partial out [splits, batch, heads, d_v] followed by
 // fp32 partial lse [splits, batch, heads].
 std::size_t split_workspace_bytes(int num_splits, int batch, int num_heads, int d_v);
+
+// Workers per head block of a balanced launch: the policy's value, or by default one wave of
+// resident CTAs shared by the head blocks, ⌊sm_count · ctas_per_sm / head_blocks⌋ (≥ 1), at
+// most kMaxBalancedWorkers. Independent of the lengths, so a graph's grid fits any of them.
+int choose_balanced_workers(const SplitPolicy& policy, int head_blocks, const DeviceSlots& slots);
+
+// Bytes of a balanced launch's workspace: the SequenceParts of every batch entry (padded to
+// 16 bytes), then fp32 partial out [W + B − 1, heads, d_v] and partial lse [W + B − 1, heads]
+// (kernels/balanced_partition.h).
+std::size_t balanced_workspace_bytes(int workers, int batch, int num_heads, int d_v);
+constexpr std::size_t kSequencePartsAlignment = 16;
 
 LaunchPlan plan_launch(const DecodeParams& params, const KernelConfig& config, int max_seq_len,
                        const DeviceSlots& slots);

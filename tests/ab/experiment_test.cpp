@@ -155,6 +155,29 @@ TEST(ExperimentShippedFiles, BatchAwareH128ParsesInThisBuild) {
   expect_parses_or_names_missing_variant("batch-aware-h128.toml");
 }
 
+TEST(ExperimentShippedFiles, MixedAndEqualLengthStudiesParseInThisBuild) {
+  for (const char* file : {"mixed-lengths.toml", "mixed-lengths-h128.toml", "equal-lengths.toml",
+                           "equal-lengths-h128.toml"}) {
+    SCOPED_TRACE(file);
+    expect_parses_or_names_missing_variant(file);
+  }
+}
+
+TEST(ExperimentShippedFiles, MixedLengthStudiesRaceTheSplitHeuristicAgainstBalanced) {
+  const Experiment mixed = load_experiment(shipped("mixed-lengths.toml"), study_build());
+  EXPECT_EQ(mixed.sweep.context.kind, ContextSpec::Kind::kUniform);
+  EXPECT_EQ(mixed.sweep.context.min_length, 1024);
+  EXPECT_EQ(mixed.sweep.context.max_length, 8192);
+  EXPECT_EQ(mixed.sweep.concurrency, (std::vector<int>{8, 64, 128}));
+  EXPECT_EQ(arm_config_text(mixed.baseline), "h16_t16_w4_s2 heuristic");
+  ASSERT_EQ(mixed.variants.size(), 1u);
+  EXPECT_EQ(arm_config_text(mixed.variants[0]), "h16_t16_w4_s2 balanced");
+  const Experiment equal = load_experiment(shipped("equal-lengths.toml"), study_build());
+  EXPECT_EQ(equal.sweep.context.kind, ContextSpec::Kind::kFixed);
+  EXPECT_EQ(equal.sweep.context.length, 4608);
+  EXPECT_EQ(equal.sweep.concurrency, mixed.sweep.concurrency);
+}
+
 TEST(ExperimentShippedFiles, CpuDemoParsesInEveryBuild) {
   const Experiment experiment = load_experiment(shipped("cpu-demo.toml"));
   EXPECT_EQ(experiment.backend, "cpu");

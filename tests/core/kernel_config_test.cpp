@@ -16,13 +16,25 @@ TEST(SplitPolicy, ParsesEveryForm) {
   EXPECT_EQ(target->kind, SplitPolicy::Kind::kTargetCtas);
   EXPECT_EQ(target->value, 512);
   EXPECT_EQ(target->to_string(), "target_ctas:512");
+  const auto balanced = parse_split_policy("balanced");
+  ASSERT_TRUE(balanced);
+  EXPECT_EQ(balanced->kind, SplitPolicy::Kind::kBalanced);
+  EXPECT_EQ(balanced->value, 0);
+  EXPECT_EQ(balanced->to_string(), "balanced");
+  const auto workers = parse_split_policy("balanced:96");
+  ASSERT_TRUE(workers);
+  EXPECT_EQ(workers->kind, SplitPolicy::Kind::kBalanced);
+  EXPECT_EQ(workers->value, 96);
+  EXPECT_EQ(workers->to_string(), "balanced:96");
 }
 
 TEST(SplitPolicy, RejectsWithAllowedForms) {
-  for (const char* bad : {"fixed:0", "fixed:257", "fixed:x", "target_ctas:-1", "splits:4", "4"}) {
+  for (const char* bad : {"fixed:0", "fixed:257", "fixed:x", "target_ctas:-1", "splits:4", "4",
+                          "balanced:0", "balanced:1025", "balanced:"}) {
     std::string error;
     EXPECT_FALSE(parse_split_policy(bad, &error)) << bad;
     EXPECT_NE(error.find("allowed"), std::string::npos) << error;
+    EXPECT_NE(error.find("balanced:W with W in [1, 1024]"), std::string::npos) << error;
   }
 }
 

@@ -3,7 +3,8 @@
 // bucket holds 4 attention calls (4 layers' q and outputs over one cache); each replay gets
 // fresh random lengths up to the key's max context, poisoned outputs, and every call's output
 // compared with the fp64 reference. The launch shape depends on the key alone, so a grid
-// captured for one set of lengths must be right for all of them.
+// captured for one set of lengths must be right for all of them: with the heuristic split and
+// with the balanced one, whose CTAs find their share of the live tokens at every replay.
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "bench/bench_runner.h"
@@ -131,19 +133,23 @@ std::vector<int> step_lengths(int batch, std::uint64_t seed) {
   return bench::mixed_lengths(batch, kMaxContext, seed);
 }
 
-class DispatcherGraph : public ::testing::TestWithParam<int> {};
+class DispatcherGraph : public ::testing::TestWithParam<std::tuple<int, bool>> {};
 
 TEST_P(DispatcherGraph, EveryReplayWithNewLengthsMatchesTheReference) {
   MLALAB_REQUIRE_GPU();
-  const int batch = GetParam();
+  const auto [batch, balanced] = GetParam();
   DecodeStep step(batch, /*seed=*/7000 + batch);
-  Dispatcher dispatcher(Layout::kV3, kHeads, kPageSize);
+  const SplitPolicy split{.kind = balanced ? SplitPolicy::Kind::kBalanced
+                                           : SplitPolicy::Kind::kHeuristic};
+  Dispatcher dispatcher(Layout::kV3, kHeads, kPageSize, std::nullopt, split);
   const DispatchKey key{.batch = batch, .max_context = kMaxContext};
   dispatcher.prepare(std::vector{key});
   const ResolvedLaunch* resolved = dispatcher.find(key);
   ASSERT_NE(resolved, nullptr);
-  std::printf("[ dispatch ] %s: %s, %d splits, %zu B of workspace\n", key.to_string().c_str(),
-              resolved->source.c_str(), resolved->plan.num_splits, dispatcher.workspace_bytes());
+  EXPECT_EQ(resolved->plan.balanced(), balanced);
+  std::printf("[ dispatch ] %s: %s, %d splits, %d workers, %zu B of workspace\n",
+              key.to_string().c_str(), resolved->source.c_str(), resolved->plan.num_splits,
+              resolved->plan.workers, dispatcher.workspace_bytes());
 
   const bench::CudaStream stream;
   const std::size_t workspace_bytes = dispatcher.workspace_bytes();
@@ -169,9 +175,11 @@ TEST_P(DispatcherGraph, EveryReplayWithNewLengthsMatchesTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(DispatcherBatchBuckets, DispatcherGraph,
-                         ::testing::Values(1, 8, 16, 32, 64, 128),
-                         [](const ::testing::TestParamInfo<int>& info) {
-                           return "batch_" + std::to_string(info.param);
+                         ::testing::Combine(::testing::Values(1, 8, 16, 32, 64, 128),
+                                            ::testing::Bool()),
+                         [](const ::testing::TestParamInfo<std::tuple<int, bool>>& info) {
+                           return "batch_" + std::to_string(std::get<0>(info.param)) +
+                                  (std::get<1>(info.param) ? "_balanced" : "_heuristic");
                          });
 
 // An engine that forgot a key learns it at capture time, and loses nothing: the throw enqueues

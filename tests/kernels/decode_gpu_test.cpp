@@ -48,6 +48,12 @@ SplitPolicy target_ctas(int ctas) {
   return {.kind = SplitPolicy::Kind::kTargetCtas, .value = ctas};
 }
 const SplitPolicy kHeuristic{};
+SplitPolicy balanced(int workers) {
+  return {.kind = SplitPolicy::Kind::kBalanced, .value = workers};
+}
+// Balanced launches: one wave of workers; a few (sequences in few parts, shares spanning
+// many sequences); very many (sequences in many parts, fewer tokens than workers).
+const std::vector<SplitPolicy> kBalanced = {balanced(0), balanced(5), balanced(1000)};
 
 // A problem and the split policies it is launched with.
 struct CaseSpec {
@@ -57,12 +63,18 @@ struct CaseSpec {
 };
 
 // The covering set. Lengths: 0 (empty), 1, 15 (inside one page), 64 (exactly one page of 64),
-// 65 (one past), 1000, 4097 (many pages, a partial last one) and mixed batches; page sizes 1
-// and 64, plus 16 and 128 (the ends of the allowed range). The reference costs
+// 65 (one past), 1000, 4097 (many pages, a partial last one), mixed batches and one long
+// sequence among short ones; page sizes 1 and 64, plus 16 and 128 (the ends of the allowed
+// range). Every split policy, balanced ones included. The reference costs
 // batch · heads · tokens, so the cases with many heads and long sequences are few.
 std::vector<CaseSpec> sweep_cases() {
-  const std::vector<SplitPolicy> every_split = {fixed(1), fixed(2), fixed(7), fixed(64),
-                                                kHeuristic, target_ctas(512)};
+  std::vector<SplitPolicy> every_split = {fixed(1), fixed(2), fixed(7), fixed(64), kHeuristic,
+                                          target_ctas(512)};
+  every_split.insert(every_split.end(), kBalanced.begin(), kBalanced.end());
+  const auto with_balanced = [](std::vector<SplitPolicy> splits) {
+    splits.insert(splits.end(), kBalanced.begin(), kBalanced.end());
+    return splits;
+  };
   const std::vector<int> every_length = {0, 1, 15, 64, 65, 1000, 4097};
   const int all_lengths = static_cast<int>(every_length.size());
   std::vector<CaseSpec> cases;
@@ -105,23 +117,37 @@ std::vector<CaseSpec> sweep_cases() {
   add("mixed_b64_h16_p64",
       {.batch = 64, .num_heads = 16, .seq_lens = bench::mixed_lengths(64, 1000, 11),
        .page_size = 64, .with_sinks = true},
-      {fixed(1), fixed(7), kHeuristic, target_ctas(512)});
+      with_balanced({fixed(1), fixed(7), kHeuristic, target_ctas(512)}));
   add("mixed_b97_h17_p1",
       {.batch = 97, .num_heads = 17, .seq_lens = bench::mixed_lengths(97, 1000, 12),
        .page_size = 1},
-      {fixed(1), fixed(2), kHeuristic, target_ctas(512)});
+      with_balanced({fixed(1), fixed(2), kHeuristic, target_ctas(512)}));
   add("b97_h128_len64_p64",
       {.batch = 97, .num_heads = 128, .seq_lens = bench::uniform_lengths(97, 64),
        .page_size = 64, .with_sinks = true},
-      {fixed(1), fixed(2), kHeuristic});
+      with_balanced({fixed(1), fixed(2), kHeuristic}));
   add("mixed_b64_h64_4097_p1",
       {.batch = 64, .num_heads = 64, .seq_lens = bench::mixed_lengths(64, 4097, 13),
        .page_size = 1, .with_sinks = true},
-      {fixed(64), kHeuristic, target_ctas(512)});
+      with_balanced({fixed(64), kHeuristic, target_ctas(512)}));
   add("heavy_b64_h128_4097_p64",
       {.batch = 64, .num_heads = 128, .seq_lens = bench::uniform_lengths(64, 4097),
        .page_size = 64, .with_sinks = true},
-      {fixed(1), kHeuristic});
+      with_balanced({fixed(1), kHeuristic}));
+  // Serving's mixed batches under a balanced grid: one long sequence among short and empty
+  // ones (its parts span many workers, theirs share one), page-boundary lengths, and a batch
+  // without tokens.
+  add("one_long_among_short_b9_h16_p64",
+      {.batch = 9, .num_heads = 16, .seq_lens = {1, 0, 64, 65, 20000, 1, 128, 127, 3},
+       .page_size = 64, .with_sinks = true},
+      every_split);
+  add("one_long_among_short_b9_h128_p64",
+      {.batch = 9, .num_heads = 128, .seq_lens = {3, 127, 128, 1, 20000, 65, 64, 0, 1},
+       .page_size = 64},
+      with_balanced({kHeuristic}));
+  add("all_empty_b4_h16_p64",
+      {.batch = 4, .num_heads = 16, .seq_lens = {0, 0, 0, 0}, .page_size = 64, .with_sinks = true},
+      every_split);
   return cases;
 }
 
@@ -263,9 +289,11 @@ void run_case(const kernels::Variant& variant, const kernels::DeviceSlots& slots
   const KernelConfig config{.shape = variant.shape, .split = split};
   const kernels::LaunchPlan plan =
       kernels::plan_launch(params, config, prepared.host.max_seq_len(), slots);
-  const std::string where =
-      fmt::format("{} {} {} split {} ({} splits)", variant.name, name_of(context.layout),
-                  prepared.name, split.to_string(), plan.num_splits);
+  const std::string where = fmt::format(
+      "{} {} {} split {} ({})", variant.name, name_of(context.layout), prepared.name,
+      split.to_string(),
+      plan.balanced() ? fmt::format("{} workers", plan.workers)
+                      : fmt::format("{} splits", plan.num_splits));
   ++tally.cases;
   const auto fail = [&](const std::string& what) {
     if (++tally.failures <= kMaxReportedFailures) ADD_FAILURE() << where << ": " << what;

@@ -2,6 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "kernels/balanced_partition.h"
+
 namespace mlalab::kernels {
 namespace {
 
@@ -104,6 +112,189 @@ TEST(PlanLaunch, CombinesHeadBlocksSplitsAndWorkspace) {
       plan_launch(params, {.shape = config.shape, .split = fixed(1)}, 1000, kH200);
   EXPECT_EQ(unsplit.num_splits, 1);
   EXPECT_EQ(unsplit.workspace_bytes, 0u);
+}
+
+constexpr SplitPolicy balanced(int workers = 0) {
+  return {.kind = SplitPolicy::Kind::kBalanced, .value = workers};
+}
+
+TEST(PlanLaunch, BalancedIsOneWaveOfWorkersWhateverTheLengths) {
+  const DecodeParams params{.batch = 64, .num_heads = 128, .d_qk = 576, .d_v = 512};
+  const KernelConfig config{.shape = {.block_h = 16, .block_t = 16, .warps = 4, .stages = 2},
+                            .split = balanced()};
+  const LaunchPlan plan = plan_launch(params, config, 8192, kH200);
+  EXPECT_TRUE(plan.balanced());
+  EXPECT_EQ(plan.head_blocks, 8);
+  EXPECT_EQ(plan.workers, 132 * 2 / 8);
+  EXPECT_EQ(plan.num_splits, 1);
+  EXPECT_EQ(plan.ctas, 8 * plan.workers);
+  EXPECT_EQ(plan.workspace_bytes, balanced_workspace_bytes(plan.workers, 64, 128, 512));
+  for (const int max_seq_len : {0, 1, 100, 1 << 20}) {
+    const LaunchPlan other = plan_launch(params, config, max_seq_len, kH200);
+    EXPECT_EQ(other.ctas, plan.ctas) << max_seq_len;
+    EXPECT_EQ(other.workspace_bytes, plan.workspace_bytes) << max_seq_len;
+  }
+  EXPECT_EQ(choose_balanced_workers(balanced(7), 8, kH200), 7);
+  EXPECT_EQ(choose_balanced_workers(balanced(), 1000, kH200), 1);
+  EXPECT_EQ(choose_balanced_workers(balanced(), 1, {.sm_count = 132, .ctas_per_sm = 16}),
+            kMaxBalancedWorkers);
+}
+
+TEST(BalancedWorkspace, HoldsTheSequencePartsThenEveryPartSlot) {
+  // 3 sequences' parts (24 bytes, padded to 32), then (5 + 3 − 1) slots × 2 heads of d_v + 1.
+  EXPECT_EQ(balanced_workspace_bytes(5, 3, 2, 512), 32u + 7u * 2 * (512 + 1) * sizeof(float));
+}
+
+// One part of a worker's share, listed from balanced_partition.h's arithmetic as the kernels
+// walk it: the sequence, its token range, its steps and its slot.
+struct Part {
+  int worker;
+  int batch;
+  std::int64_t begin;  // tokens
+  std::int64_t end;
+  std::int64_t steps;
+  std::int64_t slot;
+};
+
+std::int64_t steps_of(std::int64_t tokens, int block_t) { return (tokens + block_t - 1) / block_t; }
+
+std::vector<Part> list_parts(const std::vector<std::int64_t>& lengths, int launch_workers,
+                             int block_t) {
+  std::vector<std::int64_t> steps(lengths.size());
+  for (std::size_t b = 0; b < lengths.size(); ++b) steps[b] = steps_of(lengths[b], block_t);
+  const std::int64_t total = std::accumulate(steps.begin(), steps.end(), std::int64_t{0});
+  const int workers = balanced::active_workers(launch_workers, total);
+  std::vector<std::int64_t> starts(steps.size());
+  std::exclusive_scan(steps.begin(), steps.end(), starts.begin(), std::int64_t{0});
+  std::vector<Part> parts;
+  for (int worker = 0; worker < workers; ++worker) {
+    const std::int64_t share_begin = balanced::worker_begin(worker, workers, total);
+    const std::int64_t share_end = balanced::worker_begin(worker + 1, workers, total);
+    for (int b = 0; b < static_cast<int>(steps.size()); ++b) {
+      const std::int64_t begin = std::max(share_begin, starts[b]);
+      const std::int64_t end = std::min(share_end, starts[b] + steps[b]);
+      if (begin < end) {
+        parts.push_back({.worker = worker,
+                         .batch = b,
+                         .begin = (begin - starts[b]) * block_t,
+                         .end = std::min(lengths[b], (end - starts[b]) * block_t),
+                         .steps = end - begin,
+                         .slot = balanced::part_slot(worker, b)});
+      }
+    }
+  }
+  return parts;
+}
+
+// The invariants the kernels and the combine rely on, for one batch, worker count and tile.
+void expect_balanced_partition(const std::vector<std::int64_t>& lengths, int launch_workers,
+                               int block_t, int page_size) {
+  SCOPED_TRACE(testing::Message() << lengths.size() << " sequences, " << launch_workers
+                                  << " workers, block_t " << block_t);
+  const int batch = static_cast<int>(lengths.size());
+  std::int64_t total = 0;
+  for (const std::int64_t length : lengths) total += steps_of(length, block_t);
+  const std::vector<Part> parts = list_parts(lengths, launch_workers, block_t);
+  const int workers = balanced::active_workers(launch_workers, total);
+
+  // Every token of every sequence exactly once; every part's tokens fill its steps but the
+  // sequence's last.
+  std::vector<std::vector<int>> owners(batch);
+  for (int b = 0; b < batch; ++b) owners[b].assign(lengths[b], 0);
+  std::vector<std::int64_t> step_load(launch_workers, 0);  // the idle ones too
+  std::vector<std::int64_t> token_load(launch_workers, 0);
+  for (const Part& part : parts) {
+    for (std::int64_t token = part.begin; token < part.end; ++token) ++owners[part.batch][token];
+    EXPECT_EQ(part.steps, steps_of(part.end - part.begin, block_t));
+    EXPECT_EQ(part.begin % block_t, 0);
+    step_load[part.worker] += part.steps;
+    token_load[part.worker] += part.end - part.begin;
+  }
+  for (int b = 0; b < batch; ++b) {
+    ASSERT_TRUE(std::all_of(owners[b].begin(), owners[b].end(), [](int n) { return n == 1; }))
+        << "sequence " << b;
+  }
+  // Loads within one step of each other, so within one page in tokens (but for the partly
+  // filled last steps of sequences).
+  const auto [fewest_steps, most_steps] = std::minmax_element(step_load.begin(), step_load.end());
+  EXPECT_LE(*most_steps - *fewest_steps, 1);
+  if (block_t <= page_size) {
+    const std::int64_t last_steps_slack = static_cast<std::int64_t>(batch) * (block_t - 1);
+    const auto [fewest, most] = std::minmax_element(token_load.begin(), token_load.end());
+    EXPECT_LE(*most - *fewest, page_size + last_steps_slack);
+  }
+
+  // Distinct slots, all below part_slots; a sequence's parts are consecutive slots, and its
+  // SequenceParts name them, recorded by exactly one worker.
+  std::vector<std::int64_t> slots;
+  for (const Part& part : parts) slots.push_back(part.slot);
+  std::sort(slots.begin(), slots.end());
+  EXPECT_EQ(std::adjacent_find(slots.begin(), slots.end()), slots.end());
+  if (!slots.empty()) {
+    EXPECT_LT(slots.back(), balanced::part_slots(launch_workers, batch));
+  }
+  std::int64_t start = 0;
+  for (int b = 0; b < batch; ++b) {
+    std::vector<std::int64_t> sequence_slots;
+    for (const Part& part : parts) {
+      if (part.batch == b) sequence_slots.push_back(part.slot);
+    }
+    const std::int64_t steps = steps_of(lengths[b], block_t);
+    const balanced::SequenceParts recorded =
+        balanced::sequence_parts(b, start, steps, workers, total);
+    EXPECT_EQ(recorded.count, static_cast<int>(sequence_slots.size())) << "sequence " << b;
+    for (std::size_t k = 0; k < sequence_slots.size(); ++k) {
+      EXPECT_EQ(sequence_slots[k], recorded.first_slot + static_cast<std::int64_t>(k));
+    }
+    int recorders = 0;
+    for (int worker = 0; worker < workers; ++worker) {
+      recorders += balanced::records_sequence(worker, workers, total, start) ? 1 : 0;
+    }
+    EXPECT_EQ(recorders, 1) << "sequence " << b;
+    start += steps;
+  }
+}
+
+TEST(BalancedPartition, EveryTokenOnceLoadsWithinOneStepSlotsConsecutive) {
+  // Empty and one-token sequences, page boundaries, one long sequence among short ones, fewer
+  // steps than workers, no tokens at all; tiles of 16 and 64 tokens.
+  for (const int block_t : {16, 64}) {
+    expect_balanced_partition({0, 1, 63, 64, 65, 0, 4097}, 132, block_t, 64);
+    expect_balanced_partition({1, 1, 1, 100000, 1, 1}, 66, block_t, 64);
+    expect_balanced_partition({3, 0, 2}, 16, block_t, 64);
+    expect_balanced_partition({0, 0, 0}, 8, block_t, 64);
+    expect_balanced_partition({4096}, 1, block_t, 64);
+  }
+  expect_balanced_partition({3, 0, 2, 17, 1}, 4, 1, 1);
+  std::mt19937_64 random(7);
+  for (const int batch : {8, 64, 128}) {
+    std::uniform_int_distribution<std::int64_t> length(1024, 8192);
+    std::vector<std::int64_t> lengths(batch);
+    for (std::int64_t& value : lengths) value = length(random);
+    for (const int workers : {1, 7, 66, 132, 264, kMaxBalancedWorkers}) {
+      expect_balanced_partition(lengths, workers, 16, 64);
+      expect_balanced_partition(lengths, workers, 64, 64);
+    }
+  }
+}
+
+TEST(BalancedPartition, EveryActiveWorkerHasATokenAndAtLeastOneWorkerIsActive) {
+  EXPECT_EQ(balanced::active_workers(132, 0), 1);
+  EXPECT_EQ(balanced::active_workers(132, 5), 5);
+  EXPECT_EQ(balanced::active_workers(132, 132), 132);
+  EXPECT_EQ(balanced::active_workers(132, std::int64_t{1} << 40), 132);
+}
+
+TEST(BalancedPartition, OwnerOfIsTheWorkerWhoseShareHoldsThePosition) {
+  for (const std::int64_t total : {1, 10, 131, 4097}) {
+    for (const int workers : {1, 3, 132}) {
+      for (std::int64_t position = 0; position < total; ++position) {
+        const int owner = balanced::owner_of(position, workers, total);
+        EXPECT_LE(balanced::worker_begin(owner, workers, total), position);
+        EXPECT_LT(position, balanced::worker_begin(owner + 1, workers, total));
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -4,10 +4,11 @@
 // each instantiation is a registry variant. Which CTA does which work, and the launch, are
 // shared with the other families (decode_common.cuh); split-KV partials go to combine.cu.
 //
-// Per CTA: load the block_h query rows once; then, for every block_t-token step of its split,
+// Per part of a CTA's work (its split, or each sequence its balanced share touches): load the
+// block_h query rows; then, for every block_t-token step of the part,
 //   S = Q·Kᵀ (tensor cores) → online softmax (shared memory) → O += P·V (tensor cores),
 // with the next stages-1 KV tiles already in flight; finally normalise O and write it (or
-// the split's partial result).
+// the part's partial result).
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -94,21 +95,20 @@ __device__ __forceinline__ void load_rows_async(bf16* smem_rows, int d_qk, const
   }
 }
 
-template <int kBlockH, int kBlockT, int kWarps, int kStages>
-__global__ void __launch_bounds__(kWarps * kWarpSize)
-    decode_kernel(const __grid_constant__ DecodeArgs args) {
-  using T = Traits<kBlockH, kBlockT, kWarps, kStages>;
+// One part of the CTA's work (a token range of one sequence, decode_common.cuh), from loading
+// its q rows to writing its result. The next part may start loading as soon as a thread
+// returns: the epilogue's barrier follows every read of q and the KV stages, and the row
+// statistics it still reads are written again only after the next part's step barriers.
+template <typename T>
+__device__ __forceinline__ void attend(const DecodeArgs& args, const CtaWork& work,
+                                       const SmemLayout<T>& smem) {
+  constexpr int kBlockH = T::kShape.block_h;
+  constexpr int kBlockT = T::kShape.block_t;
+  constexpr int kWarps = T::kShape.warps;
+  constexpr int kStages = T::kShape.stages;
   const DecodeParams& p = args.params;
-  extern __shared__ __align__(16) unsigned char smem_base[];
-  const SmemLayout<T> smem(smem_base, p.d_qk);
   const int row_elems = padded_row_elems(p.d_qk);
-
-  const CtaWork work = CtaWork::of_block<kBlockH, kBlockT>(args);
-  if (work.steps <= 0) {
-    write_empty_result<kBlockH, T::kThreads>(args, work);
-    return;
-  }
-  const int seq_len = work.seq_len;
+  const int token_end = work.token_end;
   const int steps = work.steps;
   const int token_begin = work.token_begin;
   const int warp = threadIdx.x / kWarpSize;
@@ -206,7 +206,7 @@ __global__ void __launch_bounds__(kWarps * kWarpSize)
 
     // ---- Online softmax, one head row per group of kSoftmaxThreadsPerRow lanes --------
     {
-      const int valid_cols = min(kBlockT, seq_len - (token_begin + step * kBlockT));
+      const int valid_cols = min(kBlockT, token_end - (token_begin + step * kBlockT));
       float logits[T::kSoftmaxColsPerThread];
       float step_max = -INFINITY;
 #pragma unroll
@@ -314,11 +314,37 @@ __global__ void __launch_bounds__(kWarps * kWarpSize)
   }
 }
 
+template <int kBlockH, int kBlockT, int kWarps, int kStages, bool kBalanced>
+__global__ void __launch_bounds__(kWarps * kWarpSize)
+    decode_kernel(const __grid_constant__ DecodeArgs args) {
+  using T = Traits<kBlockH, kBlockT, kWarps, kStages>;
+  extern __shared__ __align__(16) unsigned char smem_base[];
+  const SmemLayout<T> smem(smem_base, args.params.d_qk);
+  using Parts = CtaParts<kBlockH, kBlockT, T::kThreads, kBalanced>;
+  if constexpr (kBalanced) {
+    __shared__ PartsCursor cursor;
+    const PartsCursor first = Parts::start(args, smem_base);
+    if (threadIdx.x == 0) cursor = first;
+    __syncthreads();
+    const auto barrier = [] { __syncthreads(); };
+    CtaWork work;
+    while (Parts::next(args, cursor, threadIdx.x == 0, barrier, work)) attend<T>(args, work, smem);
+  } else {
+    const CtaWork work = Parts::split_part(args);
+    if (work.steps <= 0) {
+      write_empty_result<kBlockH, T::kThreads>(args, work);
+      return;
+    }
+    attend<T>(args, work, smem);
+  }
+}
+
 template <int kBlockH, int kBlockT, int kWarps, int kStages>
 LaunchStatus launch_variant(const DecodeParams& params, const LaunchPlan& plan, void* workspace,
                             cudaStream_t stream) {
   using T = Traits<kBlockH, kBlockT, kWarps, kStages>;
-  return launch_decode<decode_kernel<kBlockH, kBlockT, kWarps, kStages>>(
+  return launch_decode<decode_kernel<kBlockH, kBlockT, kWarps, kStages, false>,
+                       decode_kernel<kBlockH, kBlockT, kWarps, kStages, true>>(
       kBlockH, T::kThreads, plan_smem(T::kShape, params.d_qk).total_bytes, params, plan,
       workspace, stream);
 }
@@ -326,8 +352,10 @@ LaunchStatus launch_variant(const DecodeParams& params, const LaunchPlan& plan, 
 template <int kBlockH, int kBlockT, int kWarps, int kStages>
 VariantHandles variant_handles() {
   return {.launch = &launch_variant<kBlockH, kBlockT, kWarps, kStages>,
-          .decode_kernel =
-              reinterpret_cast<const void*>(&decode_kernel<kBlockH, kBlockT, kWarps, kStages>)};
+          .decode_kernel = reinterpret_cast<const void*>(
+              &decode_kernel<kBlockH, kBlockT, kWarps, kStages, false>),
+          .balanced_kernel = reinterpret_cast<const void*>(
+              &decode_kernel<kBlockH, kBlockT, kWarps, kStages, true>)};
 }
 
 }  // namespace mlalab::kernels::portable

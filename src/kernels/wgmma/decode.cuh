@@ -4,16 +4,17 @@
 // bounds the portable family at H = 128. Two knobs, block_t (32 or 64) and stages; the CTA is
 // always 64 heads, two MMA warpgroups and one copy warpgroup (traits.h).
 //
-// Per CTA, a copy warpgroup loads 64 query rows once, then every block_t-token KV tile of its
-// split into a ring of `stages` shared-memory stages (cp.async; mbarriers say when a tile
-// has landed and when a stage is free again). For every tile, two MMA warpgroups:
+// Per part of a CTA's work (its split, or each sequence its balanced share touches), a copy
+// warpgroup loads the 64 query rows, then every block_t-token KV tile of the part into a ring
+// of `stages` shared-memory stages (cp.async; mbarriers say when a tile has landed and when a
+// stage is free again; the ring runs on across parts). For every tile, two MMA warpgroups:
 //   1. S = Q·Kᵀ: warpgroup g computes the 64 × block_t/2 scores of its half of the tokens;
 //   2. online softmax in registers: each warpgroup's row maxima meet in shared memory, both
 //      warpgroups rescale with the same step maximum, P (bf16) goes to shared memory;
 //   3. O += P·V: warpgroup g accumulates d_v columns [256·g, 256·g + 256) over all tokens,
 //      A = P from registers (ldmatrix), B = the same KV tile read as V, transposed;
 // finally each warpgroup's row sums meet in shared memory, and O is normalised and written
-// (or the split's partial result).
+// (or the part's partial result).
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -100,7 +101,7 @@ __device__ __forceinline__ void copy_tile_async(
   }
 }
 
-template <int kBlockT, int kStages>
+template <int kBlockT, int kStages, bool kBalanced>
 __global__ void __launch_bounds__(kThreads, 1)
     decode_kernel(const __grid_constant__ DecodeArgs args) {
 #ifdef MLALAB_WGMMA_AVAILABLE
@@ -120,10 +121,20 @@ __global__ void __launch_bounds__(kThreads, 1)
       q_tile + plan.q_bytes + plan.kv_bytes + plan.prob_bytes + plan.row_stat_bytes;
   const std::uint32_t stage_free = tile_landed + kStages * 8;
 
-  const CtaWork work = CtaWork::of_block<kBlockH, kBlockT>(args);
-  if (work.steps <= 0) {
-    write_empty_result<kBlockH, kThreads>(args, work);
-    return;
+  // A split CTA's one part, or a balanced worker's parts, which the copy warpgroup and the
+  // MMA warpgroups walk apart, each through its cursor.
+  using Parts = CtaParts<kBlockH, kBlockT, kThreads, kBalanced>;
+  CtaWork work{};
+  __shared__ PartsCursor cursors[kBalanced ? 2 : 1];  // the MMA warpgroups', the copy's
+  if constexpr (kBalanced) {
+    const PartsCursor first = Parts::start(args, smem_base);
+    if (threadIdx.x == 0) cursors[0] = cursors[1] = first;
+  } else {
+    work = Parts::split_part(args);
+    if (work.steps <= 0) {
+      write_empty_result<kBlockH, kThreads>(args, work);
+      return;
+    }
   }
   if (threadIdx.x == 0) {
     for (int stage = 0; stage < kStages; ++stage) {
@@ -134,26 +145,44 @@ __global__ void __launch_bounds__(kThreads, 1)
   __syncthreads();
   const int lane = threadIdx.x % 32;
 
-  // ---- The copy warpgroup: q, then every KV tile once its stage is free ------------------
+  // ---- The copy warpgroup: per part, q, then every KV tile once its stage is free --------
+  // `ring_tile` counts the tiles of every part so far: the ring's position and barrier phase.
   if (threadIdx.x >= kMmaThreads) {
     release_registers<kCopyRegisters>();
-    constexpr int kQGroups = copy_groups_per_warp<kBlockH>();
-    const bf16* q_sources[kQGroups];
+    int ring_tile = 0;
+    const auto copy_part = [&] {
+      // q is replaced once the MMA warps are done with the previous part's last tile.
+      if (ring_tile > 0) {
+        mbarrier_wait(stage_free + (ring_tile - 1) % kStages * 8, (ring_tile - 1) / kStages % 2);
+      }
+      constexpr int kQGroups = copy_groups_per_warp<kBlockH>();
+      const bf16* q_sources[kQGroups];
 #pragma unroll
-    for (int i = 0; i < kQGroups; ++i) q_sources[i] = work.q_row(p, copy_row(i));
-    copy_tile_async<kBlockH>(q_tile, p.d_qk, p.q, q_sources);  // lands with tile 0
+      for (int i = 0; i < kQGroups; ++i) q_sources[i] = work.q_row(p, copy_row(i));
+      copy_tile_async<kBlockH>(q_tile, p.d_qk, p.q, q_sources);  // lands with the first tile
 
-    constexpr int kKvGroups = copy_groups_per_warp<kBlockT>();
-    KvRowLookahead<kBlockT, kKvGroups> kv_rows(args, work, copy_row(0),
-                                               kCopyWarps * kCoreRows);
-    for (int step = 0; step < work.steps; ++step) {
-      const int stage = step % kStages;
-      if (step >= kStages) mbarrier_wait(stage_free + stage * 8, (step / kStages - 1) % 2);
-      const bf16* sources[kKvGroups];
-      kv_rows.take(step, sources);
-      copy_tile_async<kBlockT>(kv_tiles + stage * plan.kv_stage_bytes, p.d_qk, p.kv_cache,
-                               sources);
-      mbarrier_arrive_on_copies(tile_landed + stage * 8);
+      constexpr int kKvGroups = copy_groups_per_warp<kBlockT>();
+      KvRowLookahead<kBlockT, kKvGroups> kv_rows(args, work, copy_row(0),
+                                                 kCopyWarps * kCoreRows);
+      for (int step = 0; step < work.steps; ++step, ++ring_tile) {
+        const int stage = ring_tile % kStages;
+        if (ring_tile >= kStages) {
+          mbarrier_wait(stage_free + stage * 8, (ring_tile / kStages - 1) % 2);
+        }
+        const bf16* sources[kKvGroups];
+        kv_rows.take(step, sources);
+        copy_tile_async<kBlockT>(kv_tiles + stage * plan.kv_stage_bytes, p.d_qk, p.kv_cache,
+                                 sources);
+        mbarrier_arrive_on_copies(tile_landed + stage * 8);
+      }
+    };
+    if constexpr (kBalanced) {
+      const auto copy_barrier = [] { sync_copy_threads<kCopyThreads>(); };
+      while (Parts::next(args, cursors[1], threadIdx.x == kMmaThreads, copy_barrier, work)) {
+        copy_part();
+      }
+    } else {
+      copy_part();
     }
     cp_async_wait<0>();
     allow_dependent_launch();
@@ -171,166 +200,180 @@ __global__ void __launch_bounds__(kThreads, 1)
   // columns 2·(lane % 4) and 2·(lane % 4) + 1.
   const int rows[2] = {warp_in_group * 16 + lane / 4, warp_in_group * 16 + lane / 4 + 8};
   const int column_in_block = 2 * (lane % 4);
-  float out_acc[T::kPvTiles][32];
-#pragma unroll
-  for (int tile = 0; tile < T::kPvTiles; ++tile)
-#pragma unroll
-    for (int i = 0; i < 32; ++i) out_acc[tile][i] = 0.0f;
-  float running_max[2] = {-INFINITY, -INFINITY};  // base-2 logits
-  float running_sum[2] = {0.0f, 0.0f};            // over this thread's columns only
-
   // Q is the K-major A operand, K the K-major B operand (this group's token half), V the
   // MN-major B operand (this group's d_v columns) of the same tile.
   const std::uint64_t q_desc = matrix_descriptor(q_tile, kCoreMatrixBytes, group_bytes);
   const int k_steps = p.d_qk / 16;
 
-  for (int step = 0; step < work.steps; ++step) {
-    // The tile has landed; cp.async wrote it through the generic proxy and the tensor cores
-    // read it through the async proxy, hence the fence.
-    const int stage = step % kStages;
-    mbarrier_wait(tile_landed + stage * 8, step / kStages % 2);
-    fence_async_proxy();
-    const std::uint32_t kv_tile = kv_tiles + stage * plan.kv_stage_bytes;
-
-    // ---- 1. S = Q·Kᵀ for this group's tokens -----------------------------------------
-    // No zeroing: the first MMA overwrites.
-    float scores[T::kScoreFloats];
-    const std::uint64_t k_desc = matrix_descriptor(
-        kv_tile + warp_group * (T::kGroupTokens / kCoreRows) * group_bytes, kCoreMatrixBytes,
-        group_bytes);
-    auto score_mma = [&]<bool kAccumulate>(int k) {
-      const std::uint64_t a = advance(q_desc, k * kKStepBytes);
-      const std::uint64_t b = advance(k_desc, k * kKStepBytes);
-      if constexpr (T::kGroupTokens == 16) {
-        mma_m64n16k16_ss<kAccumulate>(scores, a, b);
-      } else {
-        mma_m64n32k16_ss<kAccumulate>(scores, a, b);
-      }
-    };
-    // The k-steps both layouts have, then V3's four more, each a straight run of MMAs: a
-    // loop or branch inside one fence…commit span makes ptxas serialize the MMAs.
-    fence_operands();
+  int ring_tile = 0;  // as the copy warpgroup counts
+  const auto mma_part = [&] {
+    float out_acc[T::kPvTiles][32];
 #pragma unroll
-    for (int k = 0; k < kCommonKSteps; ++k) {
-      if (k == 0) {
-        score_mma.template operator()<false>(k);
-      } else {
-        score_mma.template operator()<true>(k);
-      }
-    }
-    commit_group();
-    if (k_steps > kCommonKSteps) {
+    for (int tile = 0; tile < T::kPvTiles; ++tile)
+#pragma unroll
+      for (int i = 0; i < 32; ++i) out_acc[tile][i] = 0.0f;
+    float running_max[2] = {-INFINITY, -INFINITY};  // base-2 logits
+    float running_sum[2] = {0.0f, 0.0f};            // over this thread's columns only
+
+    for (int step = 0; step < work.steps; ++step, ++ring_tile) {
+      // The tile has landed; cp.async wrote it through the generic proxy and the tensor cores
+      // read it through the async proxy, hence the fence.
+      const int stage = ring_tile % kStages;
+      mbarrier_wait(tile_landed + stage * 8, ring_tile / kStages % 2);
+      fence_async_proxy();
+      const std::uint32_t kv_tile = kv_tiles + stage * plan.kv_stage_bytes;
+
+      // ---- 1. S = Q·Kᵀ for this group's tokens -----------------------------------------
+      // No zeroing: the first MMA overwrites.
+      float scores[T::kScoreFloats];
+      const std::uint64_t k_desc = matrix_descriptor(
+          kv_tile + warp_group * (T::kGroupTokens / kCoreRows) * group_bytes, kCoreMatrixBytes,
+          group_bytes);
+      auto score_mma = [&]<bool kAccumulate>(int k) {
+        const std::uint64_t a = advance(q_desc, k * kKStepBytes);
+        const std::uint64_t b = advance(k_desc, k * kKStepBytes);
+        if constexpr (T::kGroupTokens == 16) {
+          mma_m64n16k16_ss<kAccumulate>(scores, a, b);
+        } else {
+          mma_m64n32k16_ss<kAccumulate>(scores, a, b);
+        }
+      };
+      // The k-steps both layouts have, then V3's four more, each a straight run of MMAs: a
+      // loop or branch inside one fence…commit span makes ptxas serialize the MMAs.
       fence_operands();
 #pragma unroll
-      for (int k = kCommonKSteps; k < kMaxKSteps; ++k) score_mma.template operator()<true>(k);
+      for (int k = 0; k < kCommonKSteps; ++k) {
+        if (k == 0) {
+          score_mma.template operator()<false>(k);
+        } else {
+          score_mma.template operator()<true>(k);
+        }
+      }
       commit_group();
-    }
+      if (k_steps > kCommonKSteps) {
+        fence_operands();
+#pragma unroll
+        for (int k = kCommonKSteps; k < kMaxKSteps; ++k) score_mma.template operator()<true>(k);
+        commit_group();
+      }
 
-    wait_group<0>();
-    pin_registers(scores);
+      wait_group<0>();
+      pin_registers(scores);
 
-    // ---- 2. Online softmax ---------------------------------------------------------------
-    const int valid_tokens = min(kBlockT, work.seq_len - (work.token_begin + step * kBlockT));
-    const int group_column0 = warp_group * T::kGroupTokens + column_in_block;
-    float step_max[2] = {-INFINITY, -INFINITY};
+      // ---- 2. Online softmax ---------------------------------------------------------------
+      const int valid_tokens = min(kBlockT, work.token_end - (work.token_begin + step * kBlockT));
+      const int group_column0 = warp_group * T::kGroupTokens + column_in_block;
+      float step_max[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-    for (int i = 0; i < T::kScoreFloats; ++i) {
-      const int half = i / 2 % 2;
-      const int column = group_column0 + i / 4 * 8 + i % 2;
-      scores[i] = column < valid_tokens ? scores[i] * args.scale_log2 : -INFINITY;
-      step_max[half] = fmaxf(step_max[half], scores[i]);
-    }
+      for (int i = 0; i < T::kScoreFloats; ++i) {
+        const int half = i / 2 % 2;
+        const int column = group_column0 + i / 4 * 8 + i % 2;
+        scores[i] = column < valid_tokens ? scores[i] * args.scale_log2 : -INFINITY;
+        step_max[half] = fmaxf(step_max[half], scores[i]);
+      }
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      step_max[half] = fmaxf(step_max[half], __shfl_xor_sync(0xffffffffu, step_max[half], 1));
-      step_max[half] = fmaxf(step_max[half], __shfl_xor_sync(0xffffffffu, step_max[half], 2));
-      if (lane % 4 == 0) row_stats[warp_group * kBlockH + rows[half]] = step_max[half];
-    }
-    sync_mma_threads<kMmaThreads>();
-    float rescale[2];
+      for (int half = 0; half < 2; ++half) {
+        step_max[half] = fmaxf(step_max[half], __shfl_xor_sync(0xffffffffu, step_max[half], 1));
+        step_max[half] = fmaxf(step_max[half], __shfl_xor_sync(0xffffffffu, step_max[half], 2));
+        if (lane % 4 == 0) row_stats[warp_group * kBlockH + rows[half]] = step_max[half];
+      }
+      sync_mma_threads<kMmaThreads>();
+      float rescale[2];
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      // Every step has at least one valid token, so the new maximum is finite.
-      const float new_max = fmaxf(running_max[half], fmaxf(row_stats[rows[half]],
-                                                           row_stats[kBlockH + rows[half]]));
-      rescale[half] = exp2f(running_max[half] - new_max);
-      running_max[half] = new_max;
-      running_sum[half] *= rescale[half];
-    }
+      for (int half = 0; half < 2; ++half) {
+        // Every step has at least one valid token, so the new maximum is finite.
+        const float new_max = fmaxf(running_max[half], fmaxf(row_stats[rows[half]],
+                                                             row_stats[kBlockH + rows[half]]));
+        rescale[half] = exp2f(running_max[half] - new_max);
+        running_max[half] = new_max;
+        running_sum[half] *= rescale[half];
+      }
 #pragma unroll
-    for (int i = 0; i < T::kScoreFloats; i += 2) {
-      const int half = i / 2 % 2;
-      const float p0 = exp2f(scores[i] - running_max[half]);
-      const float p1 = exp2f(scores[i + 1] - running_max[half]);
-      running_sum[half] += p0 + p1;
-      const int column = group_column0 + i / 4 * 8;
-      *reinterpret_cast<std::uint32_t*>(probs + rows[half] * T::kProbRow + column) =
-          pack_bf16x2(p0, p1);
-    }
-#pragma unroll
-    for (int tile = 0; tile < T::kPvTiles; ++tile) {
-#pragma unroll
-      for (int i = 0; i < 32; ++i) out_acc[tile][i] *= rescale[i / 2 % 2];
-    }
-    sync_mma_threads<kMmaThreads>();
-
-    // ---- 3. O += P·V over this group's d_v columns ----------------------------------
-    std::uint32_t p_frag[T::kPvKSteps][4];
-#pragma unroll
-    for (int kk = 0; kk < T::kPvKSteps; ++kk) {
-      ldmatrix_x4(p_frag[kk], smem_address(probs + (warp_in_group * 16 + lane % 16) * T::kProbRow +
-                                           kk * 16 + lane / 16 * 8));
-    }
-    // V as B: core matrices along K (8 tokens) are a row group apart, along N (8 columns)
-    // one core matrix apart.
-    const std::uint64_t v_desc = matrix_descriptor(
-        kv_tile + warp_group * (T::kGroupColumns / kChunkElems) * kCoreMatrixBytes, group_bytes,
-        kCoreMatrixBytes);
-    fence_operands();
-#pragma unroll
-    for (int kk = 0; kk < T::kPvKSteps; ++kk) {
+      for (int i = 0; i < T::kScoreFloats; i += 2) {
+        const int half = i / 2 % 2;
+        const float p0 = exp2f(scores[i] - running_max[half]);
+        const float p1 = exp2f(scores[i + 1] - running_max[half]);
+        running_sum[half] += p0 + p1;
+        const int column = group_column0 + i / 4 * 8;
+        *reinterpret_cast<std::uint32_t*>(probs + rows[half] * T::kProbRow + column) =
+            pack_bf16x2(p0, p1);
+      }
 #pragma unroll
       for (int tile = 0; tile < T::kPvTiles; ++tile) {
-        mma_m64n64k16_rs_transposed_b(
-            out_acc[tile], p_frag[kk],
-            advance(v_desc, kk * 2 * group_bytes + tile * (T::kPvN / kChunkElems) * kCoreMatrixBytes));
+#pragma unroll
+        for (int i = 0; i < 32; ++i) out_acc[tile][i] *= rescale[i / 2 % 2];
       }
-    }
-    commit_group();
-    wait_group<0>();
-#pragma unroll
-    for (int tile = 0; tile < T::kPvTiles; ++tile) pin_registers(out_acc[tile]);
-    __syncwarp();
-    if (lane == 0) mbarrier_arrive(stage_free + stage * 8);
-  }
+      sync_mma_threads<kMmaThreads>();
 
-  allow_dependent_launch();
-
-  // ---- Epilogue: the two groups' row sums meet, normalise and write -------------------
+      // ---- 3. O += P·V over this group's d_v columns ----------------------------------
+      std::uint32_t p_frag[T::kPvKSteps][4];
 #pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    running_sum[half] += __shfl_xor_sync(0xffffffffu, running_sum[half], 1);
-    running_sum[half] += __shfl_xor_sync(0xffffffffu, running_sum[half], 2);
-    if (lane % 4 == 0) row_stats[warp_group * kBlockH + rows[half]] = running_sum[half];
-  }
-  sync_mma_threads<kMmaThreads>();
-
-#pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    const int head = work.head0 + rows[half];
-    if (head >= p.num_heads) continue;
-    const ResultRow result(args, work, head, running_max[half],
-                           row_stats[rows[half]] + row_stats[kBlockH + rows[half]]);
-    const int column0 = warp_group * T::kGroupColumns + column_in_block;
-#pragma unroll
-    for (int tile = 0; tile < T::kPvTiles; ++tile) {
-#pragma unroll
-      for (int block = 0; block < T::kPvN / 8; ++block) {
-        result.store(column0 + tile * T::kPvN + block * 8, out_acc[tile][block * 4 + half * 2],
-                     out_acc[tile][block * 4 + half * 2 + 1]);
+      for (int kk = 0; kk < T::kPvKSteps; ++kk) {
+        ldmatrix_x4(p_frag[kk],
+                    smem_address(probs + (warp_in_group * 16 + lane % 16) * T::kProbRow +
+                                 kk * 16 + lane / 16 * 8));
       }
+      // V as B: core matrices along K (8 tokens) are a row group apart, along N (8 columns)
+      // one core matrix apart.
+      const std::uint64_t v_desc = matrix_descriptor(
+          kv_tile + warp_group * (T::kGroupColumns / kChunkElems) * kCoreMatrixBytes, group_bytes,
+          kCoreMatrixBytes);
+      fence_operands();
+#pragma unroll
+      for (int kk = 0; kk < T::kPvKSteps; ++kk) {
+#pragma unroll
+        for (int tile = 0; tile < T::kPvTiles; ++tile) {
+          mma_m64n64k16_rs_transposed_b(
+              out_acc[tile], p_frag[kk],
+              advance(v_desc, kk * 2 * group_bytes +
+                                  tile * (T::kPvN / kChunkElems) * kCoreMatrixBytes));
+        }
+      }
+      commit_group();
+      wait_group<0>();
+#pragma unroll
+      for (int tile = 0; tile < T::kPvTiles; ++tile) pin_registers(out_acc[tile]);
+      __syncwarp();
+      if (lane == 0) mbarrier_arrive(stage_free + stage * 8);
     }
-    if (warp_group == 0 && lane % 4 == 0) result.store_lse();
+
+    allow_dependent_launch();
+
+    // ---- Epilogue: the two groups' row sums meet, normalise and write -------------------
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      running_sum[half] += __shfl_xor_sync(0xffffffffu, running_sum[half], 1);
+      running_sum[half] += __shfl_xor_sync(0xffffffffu, running_sum[half], 2);
+      if (lane % 4 == 0) row_stats[warp_group * kBlockH + rows[half]] = running_sum[half];
+    }
+    sync_mma_threads<kMmaThreads>();
+
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int head = work.head0 + rows[half];
+      if (head >= p.num_heads) continue;
+      const ResultRow result(args, work, head, running_max[half],
+                             row_stats[rows[half]] + row_stats[kBlockH + rows[half]]);
+      const int column0 = warp_group * T::kGroupColumns + column_in_block;
+#pragma unroll
+      for (int tile = 0; tile < T::kPvTiles; ++tile) {
+#pragma unroll
+        for (int block = 0; block < T::kPvN / 8; ++block) {
+          result.store(column0 + tile * T::kPvN + block * 8, out_acc[tile][block * 4 + half * 2],
+                       out_acc[tile][block * 4 + half * 2 + 1]);
+        }
+      }
+      if (warp_group == 0 && lane % 4 == 0) result.store_lse();
+    }
+  };
+  if constexpr (kBalanced) {
+    const auto mma_barrier = [] { sync_mma_threads<kMmaThreads>(); };
+    while (Parts::next(args, cursors[0], threadIdx.x == 0, mma_barrier, work)) {
+      mma_part();
+      sync_mma_threads<kMmaThreads>();  // the next part's first step writes row_stats again
+    }
+  } else {
+    mma_part();
   }
 #else
   // Compiled for an architecture without wgmma: the launch refuses such a device before
@@ -346,7 +389,8 @@ LaunchStatus launch_variant(const DecodeParams& params, const LaunchPlan& plan, 
     return {.error = cudaErrorNoKernelImageForDevice, .refusal = LaunchRefusal::kCannotRunHere};
   }
   using T = Traits<kBlockT, kStages>;
-  return launch_decode<decode_kernel<kBlockT, kStages>>(
+  return launch_decode<decode_kernel<kBlockT, kStages, false>,
+                       decode_kernel<kBlockT, kStages, true>>(
       kBlockH, kThreads, plan_smem(T::kShape, params.d_qk).total_bytes, params, plan, workspace,
       stream);
 }
@@ -354,7 +398,9 @@ LaunchStatus launch_variant(const DecodeParams& params, const LaunchPlan& plan, 
 template <int kBlockT, int kStages>
 VariantHandles variant_handles() {
   return {.launch = &launch_variant<kBlockT, kStages>,
-          .decode_kernel = reinterpret_cast<const void*>(&decode_kernel<kBlockT, kStages>)};
+          .decode_kernel = reinterpret_cast<const void*>(&decode_kernel<kBlockT, kStages, false>),
+          .balanced_kernel =
+              reinterpret_cast<const void*>(&decode_kernel<kBlockT, kStages, true>)};
 }
 
 }  // namespace mlalab::kernels::wgmma

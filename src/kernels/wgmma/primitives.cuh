@@ -80,9 +80,16 @@ __device__ __forceinline__ void claim_registers() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
 }
 
+// Named barriers of one warpgroup role (0 is __syncthreads): 1 the MMA warpgroups, 2 the
+// copy warpgroup.
 template <int kThreadCount>
 __device__ __forceinline__ void sync_mma_threads() {
   asm volatile("bar.sync 1, %0;\n" ::"n"(kThreadCount) : "memory");
+}
+
+template <int kThreadCount>
+__device__ __forceinline__ void sync_copy_threads() {
+  asm volatile("bar.sync 2, %0;\n" ::"n"(kThreadCount) : "memory");
 }
 
 // Keeps the compiler from moving accesses of accumulator registers across a wgmma fence or
