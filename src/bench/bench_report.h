@@ -35,6 +35,7 @@ struct BenchRow {
   int context = 0;          // tokens per sequence (all sequences have this length)
   int page_size = 0;
   int splits = 0;           // KV splits of the plan; 1 on the CPU
+  int workers = 0;          // balanced launches: workers per head block (splits is 1); else 0
   double us = 0.0;          // median microseconds per call
   double gbps = 0.0;        // (KV read once + q + out) bytes / time
   std::optional<double> pct_read_bw{};  // 100 · gbps / environment read_gbps; GPU only

@@ -134,6 +134,7 @@ void bench_variant(const SelectedVariant& selected, const BenchRequest& request,
       device_problem.params(0), config, max_seq_len,
       selected.placement.slots(device.sm_count));
   row.splits = plan.num_splits;
+  row.workers = plan.workers;
   DeviceBuffer<std::byte> workspace(plan.workspace_bytes);
 
   // Validate: one call on poisoned outputs, so entries the kernel never writes fail the check.

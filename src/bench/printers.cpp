@@ -59,7 +59,9 @@ std::vector<std::string> row_cells(const BenchRow& row) {
       std::to_string(row.heads),
       std::to_string(row.context),
       std::to_string(row.page_size),
-      row.splits > 0 ? std::to_string(row.splits) : std::string(kBlank),
+      row.workers > 0  ? fmt::format("{} workers", row.workers)
+      : row.splits > 0 ? std::to_string(row.splits)
+                       : std::string(kBlank),
       number(fmt::format("{:.1f}", row.us)),
       number(adaptive(row.gbps)),
       timed && row.pct_read_bw ? fmt::format("{:.1f}", *row.pct_read_bw) : std::string(kBlank),
@@ -139,6 +141,7 @@ nlohmann::json bench_report_json(const BenchReport& report) {
         {"context", row.context},
         {"page_size", row.page_size},
         {"splits", row.splits},
+        {"workers", row.workers > 0 ? nlohmann::json(row.workers) : nlohmann::json(nullptr)},
         {"us", row.us},
         {"gbps", row.gbps},
         {"pct_read_bw", or_null(row.pct_read_bw)},

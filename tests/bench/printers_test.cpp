@@ -14,8 +14,8 @@ const std::set<std::string> kEnvironmentKeys = {"gpu",          "sm_count", "sm_
                                                 "driver",       "cuda_runtime", "commit",
                                                 "read_gbps",    "copy_gbps"};
 const std::set<std::string> kRowKeys = {"variant",   "layout", "heads", "batch",
-                                        "context",   "page_size", "splits", "us",
-                                        "gbps",      "pct_read_bw", "tflops"};
+                                        "context",   "page_size", "splits", "workers",
+                                        "us",        "gbps",      "pct_read_bw", "tflops"};
 
 std::set<std::string> keys_of(const nlohmann::json& object) {
   std::set<std::string> keys;
@@ -88,6 +88,17 @@ TEST(JsonPrinter, CpuRunHasNullGpuFields) {
   EXPECT_EQ(keys_of(json["rows"][0]), kRowKeys);
   EXPECT_TRUE(json["rows"][0]["pct_read_bw"].is_null());
   EXPECT_EQ(json["rows"][0]["splits"], 1);
+  EXPECT_TRUE(json["rows"][0]["workers"].is_null());
+}
+
+TEST(TablePrinter, ABalancedRowShowsItsWorkersWhereSplitsGo) {
+  BenchReport report = gpu_report();
+  report.rows.front().splits = 1;
+  report.rows.front().workers = 396;
+  std::ostringstream out;
+  TablePrinter(out).print(report);
+  EXPECT_NE(out.str().find("396 workers"), std::string::npos) << out.str();
+  EXPECT_EQ(bench_report_json(report)["rows"][0]["workers"], 396);
 }
 
 TEST(JsonPrinter, WritesParseableText) {
