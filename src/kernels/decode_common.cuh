@@ -423,21 +423,14 @@ LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const Decod
                   .partial_out = nullptr,
                   .partial_lse = nullptr,
                   .sequence_parts = nullptr};
-  std::size_t partial_rows = 0;
-  if (plan.balanced()) {
-    // Carved as balanced_workspace_bytes sizes it: the sequences' parts, then the partials.
-    args.sequence_parts = static_cast<balanced::SequenceParts*>(workspace);
-    const std::size_t parts_bytes =
-        (params.batch * sizeof(balanced::SequenceParts) + kSequencePartsAlignment - 1) /
-        kSequencePartsAlignment * kSequencePartsAlignment;
-    args.partial_out = reinterpret_cast<float*>(static_cast<std::byte*>(workspace) + parts_bytes);
-    partial_rows = static_cast<std::size_t>(balanced::part_slots(plan.workers, params.batch)) *
-                   params.num_heads;
-  } else if (plan.num_splits > 1) {
-    args.partial_out = static_cast<float*>(workspace);
-    partial_rows = static_cast<std::size_t>(plan.num_splits) * params.batch * params.num_heads;
+  if (needs_workspace) {
+    const WorkspaceLayout layout =
+        workspace_layout(plan.num_splits, plan.workers, params.batch, params.num_heads);
+    if (plan.balanced()) args.sequence_parts = static_cast<balanced::SequenceParts*>(workspace);
+    args.partial_out = reinterpret_cast<float*>(static_cast<std::byte*>(workspace) +
+                                                layout.partial_out_offset);
+    args.partial_lse = args.partial_out + layout.partial_rows * params.d_v;
   }
-  if (args.partial_out != nullptr) args.partial_lse = args.partial_out + partial_rows * params.d_v;
   if (plan.balanced()) {
     kBalancedKernel<<<plan.ctas, threads, smem_bytes, stream>>>(args);
   } else {

@@ -43,10 +43,30 @@ int choose_num_splits(const SplitPolicy& policy, int batch, int head_blocks, int
   return best_splits;
 }
 
+// The partials are read as float4 by the combine.
+constexpr std::size_t kPartialAlignment = 16;
+
+std::size_t WorkspaceLayout::bytes(int d_v) const {
+  return partial_out_offset + partial_rows * (static_cast<std::size_t>(d_v) + 1) * sizeof(float);
+}
+
+WorkspaceLayout workspace_layout(int num_splits, int workers, int batch, int num_heads) {
+  WorkspaceLayout layout;
+  if (workers > 0) {
+    const std::size_t parts_bytes =
+        static_cast<std::size_t>(batch) * sizeof(balanced::SequenceParts);
+    layout.partial_out_offset =
+        (parts_bytes + kPartialAlignment - 1) / kPartialAlignment * kPartialAlignment;
+    layout.partial_rows =
+        static_cast<std::size_t>(balanced::part_slots(workers, batch)) * num_heads;
+  } else if (num_splits > 1) {
+    layout.partial_rows = static_cast<std::size_t>(num_splits) * batch * num_heads;
+  }
+  return layout;
+}
+
 std::size_t split_workspace_bytes(int num_splits, int batch, int num_heads, int d_v) {
-  if (num_splits <= 1) return 0;
-  const std::size_t rows = static_cast<std::size_t>(num_splits) * batch * num_heads;
-  return rows * (static_cast<std::size_t>(d_v) + 1) * sizeof(float);
+  return workspace_layout(num_splits, 0, batch, num_heads).bytes(d_v);
 }
 
 int choose_balanced_workers(const SplitPolicy& policy, int head_blocks, const DeviceSlots& slots) {
@@ -58,13 +78,7 @@ int choose_balanced_workers(const SplitPolicy& policy, int head_blocks, const De
 }
 
 std::size_t balanced_workspace_bytes(int workers, int batch, int num_heads, int d_v) {
-  const std::size_t parts_bytes =
-      static_cast<std::size_t>(batch) * sizeof(balanced::SequenceParts);
-  const std::size_t padded_parts_bytes = (parts_bytes + kSequencePartsAlignment - 1) /
-                                         kSequencePartsAlignment * kSequencePartsAlignment;
-  const std::size_t rows =
-      static_cast<std::size_t>(balanced::part_slots(workers, batch)) * num_heads;
-  return padded_parts_bytes + rows * (static_cast<std::size_t>(d_v) + 1) * sizeof(float);
+  return workspace_layout(1, workers, batch, num_heads).bytes(d_v);
 }
 
 LaunchPlan plan_launch(const DecodeParams& params, const KernelConfig& config, int max_seq_len,

@@ -53,8 +53,21 @@ constexpr int kMaxHeuristicSplits = 128;
 // as wide as KV rows and block_h is about block_t, so about one step each.
 constexpr int kPrologueSteps = 2;
 
-// Bytes of the split-KV workspace: fp32 partial out [splits, batch, heads, d_v] followed by
-// fp32 partial lse [splits, batch, heads].
+// Where a launch's workspace keeps what: a balanced launch's SequenceParts, one per batch entry,
+// at offset 0; then, from partial_out_offset (16-byte aligned), fp32 partial out
+// [partial_rows, d_v] followed by fp32 partial lse [partial_rows]. The rows are
+// num_splits · batch · heads for a split launch of more than one split ([split, batch, head]),
+// part_slots(workers, batch) · heads for a balanced one (kernels/balanced_partition.h), and
+// none for one split. The plan sizes the workspace and the launch carves it from this alone.
+struct WorkspaceLayout {
+  std::size_t partial_out_offset = 0;  // bytes
+  std::size_t partial_rows = 0;
+
+  std::size_t bytes(int d_v) const;
+};
+WorkspaceLayout workspace_layout(int num_splits, int workers, int batch, int num_heads);
+
+// Bytes of a split launch's workspace (workspace_layout without workers).
 std::size_t split_workspace_bytes(int num_splits, int batch, int num_heads, int d_v);
 
 // Workers per head block of a balanced launch: the policy's value, or by default one wave of
@@ -62,11 +75,8 @@ std::size_t split_workspace_bytes(int num_splits, int batch, int num_heads, int 
 // most kMaxBalancedWorkers. Independent of the lengths, so a graph's grid fits any of them.
 int choose_balanced_workers(const SplitPolicy& policy, int head_blocks, const DeviceSlots& slots);
 
-// Bytes of a balanced launch's workspace: the SequenceParts of every batch entry (padded to
-// 16 bytes), then fp32 partial out [W + B − 1, heads, d_v] and partial lse [W + B − 1, heads]
-// (kernels/balanced_partition.h).
+// Bytes of a balanced launch's workspace (workspace_layout of its workers).
 std::size_t balanced_workspace_bytes(int workers, int batch, int num_heads, int d_v);
-constexpr std::size_t kSequencePartsAlignment = 16;
 
 LaunchPlan plan_launch(const DecodeParams& params, const KernelConfig& config, int max_seq_len,
                        const DeviceSlots& slots);
