@@ -102,71 +102,14 @@ struct CtaParts {
     return work;
   }
 
-  // Where a balanced worker's parts start: its share of the stream. Called by every thread
-  // before anything else uses shared memory; `scratch` is shared memory free until this
-  // returns.
+  // Where a balanced worker's parts start: its share [worker_begin(w), worker_begin(w + 1)) of
+  // the stream of steps. Called by every thread before anything else uses shared memory;
+  // `scratch` is shared memory free until this returns. Two passes over the lengths, kThreads
+  // at a time: the first sums their steps (T), the second finds each sequence's start in the
+  // stream. Head block 0's CTA also writes the SequenceParts of the sequences this worker
+  // records, for the combine.
   static __device__ PartsCursor start(const DecodeArgs& args, void* scratch) {
     static_assert(kBalanced);
-    return locate_share(args, scratch);
-  }
-
-  // A balanced worker's next part, from a cursor in shared memory that a group of threads
-  // walks together; false when the share is used up. Every thread of the group calls it;
-  // `barrier` synchronises the group and `leader` is one of its threads.
-  template <typename GroupBarrier>
-  static __device__ bool next(const DecodeArgs& args, PartsCursor& shared_cursor, bool leader,
-                              GroupBarrier barrier, CtaWork& work) {
-    static_assert(kBalanced);
-    PartsCursor cursor = shared_cursor;
-    const bool found = take(args, cursor, work);
-    barrier();  // every thread of the group has read the cursor ...
-    if (leader) shared_cursor = cursor;
-    barrier();  // ... and sees it advanced
-    return found;
-  }
-
- private:
-  static __device__ int steps_of(int seq_len) { return (seq_len + kBlockT - 1) / kBlockT; }
-
-  // The part at `cursor`, which then moves past it (and past empty sequences); false when
-  // there is none left.
-  static __device__ bool take(const DecodeArgs& args, PartsCursor& cursor, CtaWork& work) {
-    const DecodeParams& p = args.params;
-    while (cursor.remaining > 0 && cursor.batch < p.batch) {
-      const int seq_len = p.seq_lens[cursor.batch];
-      const int seq_steps = steps_of(seq_len);
-      const int steps =
-          static_cast<int>(min(static_cast<long long>(seq_steps - cursor.step), cursor.remaining));
-      const bool whole_sequence = cursor.step == 0 && steps == seq_steps;
-      work.head0 = head0(args);
-      work.batch = cursor.batch;
-      work.token_begin = cursor.step * kBlockT;
-      work.token_end = min(seq_len, (cursor.step + steps) * kBlockT);
-      work.steps = steps;
-      work.part_slot = whole_sequence ? -1
-                                      : static_cast<int>(balanced::part_slot(
-                                            blockIdx.x / args.head_blocks, cursor.batch));
-      cursor.remaining -= steps;
-      cursor.step += steps;
-      if (cursor.step == seq_steps) {
-        ++cursor.batch;
-        cursor.step = 0;
-      }
-      if (steps > 0) return true;
-    }
-    return false;
-  }
-
-  static __device__ int head0(const DecodeArgs& args) {
-    return blockIdx.x % args.head_blocks * kBlockH;
-  }
-
-  // This worker's share [worker_begin(w), worker_begin(w + 1)) of the stream of steps: where
-  // it starts and how long it is. Two passes over the lengths, kThreads at a time: the first
-  // sums their steps (T), the second finds each sequence's start in the stream. Head block
-  // 0's CTA also writes the SequenceParts of the sequences this worker records, for the
-  // combine.
-  static __device__ PartsCursor locate_share(const DecodeArgs& args, void* scratch) {
     using Scan = cub::BlockScan<long long, kThreads>;
     struct Shared {
       typename Scan::TempStorage scan;
@@ -224,6 +167,57 @@ struct CtaParts {
     share.step = shared.first_step;
     __syncthreads();  // every thread has read the scratch before the caller reuses it
     return share;
+  }
+
+  // A balanced worker's next part, from a cursor in shared memory that a group of threads
+  // walks together; false when the share is used up. Every thread of the group calls it;
+  // `barrier` synchronises the group and `leader` is one of its threads.
+  template <typename GroupBarrier>
+  static __device__ bool next(const DecodeArgs& args, PartsCursor& shared_cursor, bool leader,
+                              GroupBarrier barrier, CtaWork& work) {
+    static_assert(kBalanced);
+    PartsCursor cursor = shared_cursor;
+    const bool found = take(args, cursor, work);
+    barrier();  // every thread of the group has read the cursor ...
+    if (leader) shared_cursor = cursor;
+    barrier();  // ... and sees it advanced
+    return found;
+  }
+
+ private:
+  static __device__ int steps_of(int seq_len) { return (seq_len + kBlockT - 1) / kBlockT; }
+
+  // The part at `cursor`, which then moves past it (and past empty sequences); false when
+  // there is none left.
+  static __device__ bool take(const DecodeArgs& args, PartsCursor& cursor, CtaWork& work) {
+    const DecodeParams& p = args.params;
+    while (cursor.remaining > 0 && cursor.batch < p.batch) {
+      const int seq_len = p.seq_lens[cursor.batch];
+      const int seq_steps = steps_of(seq_len);
+      const int steps =
+          static_cast<int>(min(static_cast<long long>(seq_steps - cursor.step), cursor.remaining));
+      const bool whole_sequence = cursor.step == 0 && steps == seq_steps;
+      work.head0 = head0(args);
+      work.batch = cursor.batch;
+      work.token_begin = cursor.step * kBlockT;
+      work.token_end = min(seq_len, (cursor.step + steps) * kBlockT);
+      work.steps = steps;
+      work.part_slot = whole_sequence ? -1
+                                      : static_cast<int>(balanced::part_slot(
+                                            blockIdx.x / args.head_blocks, cursor.batch));
+      cursor.remaining -= steps;
+      cursor.step += steps;
+      if (cursor.step == seq_steps) {
+        ++cursor.batch;
+        cursor.step = 0;
+      }
+      if (steps > 0) return true;
+    }
+    return false;
+  }
+
+  static __device__ int head0(const DecodeArgs& args) {
+    return blockIdx.x % args.head_blocks * kBlockH;
   }
 };
 
