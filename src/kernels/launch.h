@@ -30,7 +30,8 @@ using LaunchFn = LaunchStatus (*)(const DecodeParams& params, const LaunchPlan& 
                                   void* workspace, cudaStream_t stream);
 
 struct VariantHandles {
-  LaunchFn launch;             // validates shapes, then launches decode (+ combine if split)
+  LaunchFn launch;             // validates, then launches decode (+ the combine if split or
+                               // balanced)
   // The __global__ symbols, for attribute and occupancy queries: the split kernel (what
   // `mlalab configs` and the feasibility rules judge) and the balanced one.
   const void* decode_kernel;

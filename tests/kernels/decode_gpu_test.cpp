@@ -68,13 +68,12 @@ struct CaseSpec {
 // range). Every split policy, balanced ones included. The reference costs
 // batch · heads · tokens, so the cases with many heads and long sequences are few.
 std::vector<CaseSpec> sweep_cases() {
-  std::vector<SplitPolicy> every_split = {fixed(1), fixed(2), fixed(7), fixed(64), kHeuristic,
-                                          target_ctas(512)};
-  every_split.insert(every_split.end(), kBalanced.begin(), kBalanced.end());
   const auto with_balanced = [](std::vector<SplitPolicy> splits) {
     splits.insert(splits.end(), kBalanced.begin(), kBalanced.end());
     return splits;
   };
+  const std::vector<SplitPolicy> every_split = with_balanced(
+      {fixed(1), fixed(2), fixed(7), fixed(64), kHeuristic, target_ctas(512)});
   const std::vector<int> every_length = {0, 1, 15, 64, 65, 1000, 4097};
   const int all_lengths = static_cast<int>(every_length.size());
   std::vector<CaseSpec> cases;
