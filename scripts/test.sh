@@ -6,7 +6,8 @@
 #   MLALAB_VARIANTS    default '^(h16_t16_w4_s2|h64_t32_w8_s2|wgmma_h64_t64_w8_s2)$': the smallest
 #                      and the largest portable tile, and the wgmma family's production shape
 #   MLALAB_CUDA_ARCHS  default '90a'
-# Tests labelled gpu skip, with the reason, where there is no GPU. The summary at the end
+# Then the Python package's tests (scripts/test_python.sh). Tests labelled gpu, and the Python
+# tests of the CUDA path, skip with the reason where there is no GPU. The summary at the end
 # counts what passed, failed and skipped in each group, with the reasons for the skips.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -26,5 +27,8 @@ ctest --test-dir "$build_dir" --output-on-failure -L gpu \
   --output-junit "$results/gpu.xml" || status=1
 ctest --test-dir "$build_dir" --output-on-failure -LE gpu -j "$(nproc)" \
   --output-junit "$results/other.xml" || status=1
-python3 "$repo_root/scripts/test_summary.py" "gpu=$results/gpu.xml" "cpu and docs=$results/other.xml"
+# The Python package: built into build/python-venv (torch from PyPI when the system has none).
+bash "$repo_root/scripts/test_python.sh" "$results/python.xml" || status=1
+python3 "$repo_root/scripts/test_summary.py" "gpu=$results/gpu.xml" \
+  "cpu and docs=$results/other.xml" "python=$results/python.xml"
 exit $status

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What each group of tests did, from ctest's JUnit files: passed, failed and skipped counts,
+"""What each group of tests did, from ctest's (and pytest's) JUnit files: passed, failed and skipped counts,
 and why tests skipped, grouped by reason.
 
 ctest's own last line, "100% tests passed, 0 tests failed out of 8", counts a skipped test as
@@ -36,15 +36,18 @@ def summarize(label, path):
     reasons = collections.Counter()
     failed = []
     for testcase in root.iter("testcase"):
-        status = testcase.get("status", "")
-        if status == "run":
-            counts["passed"] += 1
-        elif status == "notrun" or testcase.find("skipped") is not None:
+        # ctest marks every case (status run, notrun, fail, ...); pytest only the ones that
+        # did not pass (a skipped, failure or error element).
+        status = testcase.get("status", "run")
+        if status == "notrun" or testcase.find("skipped") is not None:
             counts["skipped"] += 1
             reasons[skip_reason(testcase)] += 1
-        else:
+        elif status != "run" or testcase.find("failure") is not None or \
+                testcase.find("error") is not None:
             counts["failed"] += 1
             failed.append(testcase.get("name", "?"))
+        else:
+            counts["passed"] += 1
     lines = [f"  {label}: {counts['passed']} passed, {counts['failed']} failed, "
              f"{counts['skipped']} skipped"]
     lines += [f"      {count} skipped: {reason}" for reason, count in reasons.most_common()]

@@ -1,0 +1,113 @@
+"""Test problems for the package: random paged caches, and an independent float64 reference
+written from the op's definition (README: score = scale · q·row, V = the row's first 512
+columns, the sink only in the denominator, lse over the scores alone)."""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Optional, Sequence
+
+import torch
+
+D_QK = {"v3": 576, "v4": 512}
+D_V = 512
+
+
+@dataclasses.dataclass
+class Problem:
+    q: torch.Tensor
+    kv_cache: torch.Tensor
+    block_table: torch.Tensor
+    seq_lens: torch.Tensor
+    softmax_scale: float
+    sinks: Optional[torch.Tensor]
+
+    @property
+    def page_size(self) -> int:
+        return self.kv_cache.shape[1]
+
+    def to(self, device) -> "Problem":
+        moved = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        for name, value in moved.items():
+            if isinstance(value, torch.Tensor):
+                moved[name] = value.to(device)
+        return Problem(**moved)
+
+
+def make_problem(layout: str, lengths: Sequence[int], heads: int, page_size: int,
+                 seed: int, sinks: bool = False, max_pages: Optional[int] = None) -> Problem:
+    """Pages are scattered (a random permutation) and some spare; values are never zero."""
+    generator = torch.Generator().manual_seed(seed)
+    d_qk = D_QK[layout]
+    pages_per_seq = [max(1, math.ceil(n / page_size)) for n in lengths]
+    width = max_pages or max(pages_per_seq)
+    num_pages = sum(pages_per_seq) + 3
+    order = torch.randperm(num_pages, generator=generator).to(torch.int32)
+    # Entries past a sequence's pages are garbage the kernels must never read.
+    block_table = torch.full((len(lengths), width), -7, dtype=torch.int32)
+    used = 0
+    for b, pages in enumerate(pages_per_seq):
+        block_table[b, :pages] = order[used:used + pages]
+        used += pages
+
+    def nonzero(*shape):
+        values = torch.randn(*shape, generator=generator)
+        return (values + 0.05 * torch.sign(values)).to(torch.bfloat16)
+
+    return Problem(
+        q=nonzero(len(lengths), heads, d_qk),
+        kv_cache=nonzero(num_pages, page_size, d_qk),
+        block_table=block_table,
+        seq_lens=torch.tensor(lengths, dtype=torch.int32),
+        softmax_scale=1.0 / math.sqrt(d_qk),
+        sinks=(torch.randn(heads, generator=generator) * 2).float() if sinks else None,
+    )
+
+
+def reference(problem: Problem) -> tuple[torch.Tensor, torch.Tensor]:
+    """(out, lse) in float64 on the CPU."""
+    p = problem.to("cpu")
+    batch, heads, d_qk = p.q.shape
+    out = torch.zeros(batch, heads, D_V, dtype=torch.float64)
+    lse = torch.full((batch, heads), -math.inf, dtype=torch.float64)
+    for b in range(batch):
+        length = int(p.seq_lens[b])
+        if length == 0:
+            continue
+        pages = p.block_table[b, :math.ceil(length / p.page_size)].long()
+        rows = p.kv_cache[pages].reshape(-1, d_qk)[:length].double()
+        scores = p.softmax_scale * (p.q[b].double() @ rows.T)  # [heads, length]
+        top = scores.max(dim=1, keepdim=True).values
+        weights = torch.exp(scores - top)
+        denominator = weights.sum(dim=1)
+        lse[b] = top[:, 0] + torch.log(denominator)
+        if p.sinks is not None:
+            denominator = denominator + torch.exp(p.sinks.double() - top[:, 0])
+        out[b] = (weights @ rows[:, :D_V]) / denominator[:, None]
+    return out, lse
+
+
+def assert_matches(out: torch.Tensor, lse: torch.Tensor, problem: Problem) -> None:
+    """bf16 output: within 2 % of the row's largest value; lse within 1e-3 (absolute);
+    empty sequences exactly 0 and -inf; nothing NaN."""
+    want_out, want_lse = reference(problem)
+    out, lse = out.double().cpu(), lse.double().cpu()
+    assert not torch.isnan(out).any(), "out has NaN"
+    assert not torch.isnan(lse).any(), "lse has NaN"
+    scale = want_out.abs().amax(dim=-1, keepdim=True).clamp_min(1e-3)
+    error = ((out - want_out).abs() / scale).max().item()
+    assert error < 2e-2, f"out differs from the reference by {error:.3g} of the row's scale"
+    empty = torch.isinf(want_lse)
+    assert torch.equal(torch.isinf(lse), empty), "lse is -inf exactly for empty sequences"
+    if (~empty).any():
+        lse_error = (lse[~empty] - want_lse[~empty]).abs().max().item()
+        assert lse_error < 1e-3, f"lse differs from the reference by {lse_error:.3g}"
+    assert (out[empty.unsqueeze(-1).expand_as(out)] == 0).all(), "empty sequences give 0"
+
+
+def poisoned_outputs(problem: Problem) -> tuple[torch.Tensor, torch.Tensor]:
+    batch, heads = problem.q.shape[:2]
+    device = problem.q.device
+    out = torch.full((batch, heads, D_V), math.nan, dtype=torch.bfloat16, device=device)
+    lse = torch.full((batch, heads), math.nan, dtype=torch.float32, device=device)
+    return out, lse

@@ -1,0 +1,362 @@
+// The PyTorch binding: mlalab's decode kernels, the graph-safe dispatcher and the variant table
+// as ops of the `mlalab` library (TORCH_LIBRARY), so that CUDA-graph capture and torch.compile
+// see real ops. python/mlalab/ wraps them in the package's API.
+//
+//   torch.ops.mlalab.mla_decode(q, kv_cache, block_table, seq_lens, softmax_scale, sinks,
+//                               out, lse, max_context, dispatcher)          writes out, lse
+//   torch.ops.mlalab.dispatcher_new(layout, heads, page_size, table, split) -> handle
+//   torch.ops.mlalab.dispatcher_prepare(handle, batches, max_contexts)      -> workspace bytes
+//   torch.ops.mlalab.dispatcher_resolution(handle, batch, max_context)      -> text
+//   torch.ops.mlalab.dispatcher_free(handle)
+//   torch.ops.mlalab.configs(layout, smem_limit)                            -> JSON text
+//
+// CPU tensors run on the CPU backend, CUDA tensors through a Dispatcher on the current stream:
+// the caller's (handle > 0), or the default one of the call's (device, layout, heads, page
+// size), which prepares each key the first time it meets it outside a capture. Bad input raises
+// ValueError with the library's message (the field, its value, the allowed range) before any
+// launch.
+#include <ATen/ATen.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/decode_params.h"
+#include "core/kernel_config.h"
+#include "core/layout.h"
+#include "core/validate.h"
+#include "dispatch/dispatcher.h"
+#include "dispatch/feasibility.h"
+#include "dispatch/tuning_table.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "kernels/registry.h"
+
+namespace mlalab::torch_binding {
+namespace {
+
+// ---- Tensors → DecodeParams -------------------------------------------------------------
+
+void check_tensor(const at::Tensor& tensor, const char* name, int dims, at::ScalarType dtype,
+                  const at::Device& device) {
+  TORCH_CHECK_VALUE(tensor.dim() == dims, name, " must have ", dims, " dimensions, got shape ",
+                    tensor.sizes());
+  TORCH_CHECK_VALUE(tensor.scalar_type() == dtype, name, " must be ", dtype, ", got ",
+                    tensor.scalar_type());
+  TORCH_CHECK_VALUE(tensor.device() == device, name, " is on ", tensor.device(),
+                    " but q is on ", device);
+  TORCH_CHECK_VALUE(tensor.size(-1) <= 1 || tensor.stride(-1) == 1, name,
+                    " must be contiguous in its last dimension, got strides ", tensor.strides());
+}
+
+// The cache as [pages, page_size, d_qk]; [pages, page_size, 1, d_qk] (one latent KV head, as
+// the serving engines allocate it) is the same memory.
+at::Tensor cache_rows(const at::Tensor& kv_cache) {
+  if (kv_cache.dim() == 4) {
+    TORCH_CHECK_VALUE(kv_cache.size(2) == 1,
+                      "kv_cache of 4 dimensions must be [pages, page_size, 1, d_qk] (one latent "
+                      "KV head), got shape ",
+                      kv_cache.sizes());
+    return kv_cache.select(2, 0);
+  }
+  return kv_cache;
+}
+
+DecodeParams decode_params(const at::Tensor& q, const at::Tensor& kv_cache,
+                           const at::Tensor& block_table, const at::Tensor& seq_lens,
+                           double softmax_scale, const std::optional<at::Tensor>& sinks,
+                           const at::Tensor& out, const at::Tensor& lse) {
+  const at::Device device = q.device();
+  check_tensor(q, "q [batch, heads, d_qk]", 3, at::kBFloat16, device);
+  const at::Tensor cache = cache_rows(kv_cache);
+  check_tensor(cache, "kv_cache [pages, page_size, d_qk]", 3, at::kBFloat16, device);
+  check_tensor(block_table, "block_table [batch, max_pages]", 2, at::kInt, device);
+  check_tensor(seq_lens, "seq_lens [batch]", 1, at::kInt, device);
+  check_tensor(out, "out [batch, heads, 512]", 3, at::kBFloat16, device);
+  check_tensor(lse, "lse [batch, heads]", 2, at::kFloat, device);
+  TORCH_CHECK_VALUE(lse.is_contiguous(), "lse must be contiguous, got strides ", lse.strides());
+  const std::int64_t batch = q.size(0);
+  const std::int64_t heads = q.size(1);
+  TORCH_CHECK_VALUE(block_table.size(0) == batch && seq_lens.size(0) == batch &&
+                        out.size(0) == batch && lse.size(0) == batch,
+                    "block_table, seq_lens, out and lse must have q's batch (", batch,
+                    ") as their first dimension");
+  TORCH_CHECK_VALUE(out.size(1) == heads && lse.size(1) == heads,
+                    "out and lse must have q's heads (", heads, ") as their second dimension");
+  TORCH_CHECK_VALUE(cache.size(2) == q.size(2), "kv_cache rows (", cache.size(2),
+                    " wide) must be as wide as q (", q.size(2), ")");
+  if (sinks) {
+    check_tensor(*sinks, "sinks [heads]", 1, at::kFloat, device);
+    TORCH_CHECK_VALUE(sinks->size(0) == heads, "sinks must have one logit per head (", heads,
+                      "), got ", sinks->size(0));
+  }
+  // Sizes past int range are the validator's to refuse; clamp so that it sees them as such.
+  const auto as_int = [](std::int64_t value) {
+    return static_cast<int>(std::min<std::int64_t>(value, std::numeric_limits<int>::max()));
+  };
+
+  DecodeParams params;
+  params.q = reinterpret_cast<const bf16*>(q.data_ptr());
+  params.kv_cache = reinterpret_cast<const bf16*>(cache.data_ptr());
+  params.page_table = block_table.data_ptr<std::int32_t>();
+  params.seq_lens = seq_lens.data_ptr<std::int32_t>();
+  params.sink_logits = sinks ? sinks->data_ptr<float>() : nullptr;
+  params.out = reinterpret_cast<bf16*>(out.data_ptr());
+  params.lse = lse.data_ptr<float>();
+  params.batch = as_int(batch);
+  params.num_heads = as_int(heads);
+  params.d_qk = as_int(q.size(2));
+  params.d_v = as_int(out.size(2));
+  params.page_size = as_int(cache.size(1));
+  params.num_pages = as_int(cache.size(0));
+  params.max_pages_per_seq = as_int(block_table.size(1));
+  params.softmax_scale = static_cast<float>(softmax_scale);
+  params.q_batch_stride = q.stride(0);
+  params.q_head_stride = q.stride(1);
+  params.kv_page_stride = cache.stride(0);
+  params.kv_row_stride = cache.stride(1);
+  params.page_table_stride = block_table.stride(0);
+  params.out_batch_stride = out.stride(0);
+  params.out_head_stride = out.stride(1);
+  if (const std::optional<InputError> error = validate_shapes(params)) {
+    TORCH_CHECK_VALUE(false, error->message());
+  }
+  return params;
+}
+
+Layout layout_of(const DecodeParams& params) {
+  return params.d_qk == dims_of(Layout::kV3).d_qk ? Layout::kV3 : Layout::kV4;
+}
+
+Layout parse_layout_arg(const std::string& text) {
+  const std::optional<Layout> layout = parse_layout(text);
+  TORCH_CHECK_VALUE(layout.has_value(), "layout = '", text, "': allowed 'v3' or 'v4'");
+  return *layout;
+}
+
+// ---- Dispatchers ------------------------------------------------------------------------
+
+// Every Dispatcher the process holds: those Python created (by handle) and the defaults of
+// calls without one. A dispatcher's workspace lives on the device that was current when it
+// was first prepared; the defaults are per device.
+class Dispatchers {
+ public:
+  static Dispatchers& instance() {
+    static Dispatchers dispatchers;
+    return dispatchers;
+  }
+
+  std::int64_t add(std::unique_ptr<dispatch::Dispatcher> dispatcher) {
+    const std::lock_guard lock(mutex_);
+    const std::int64_t handle = next_handle_++;
+    by_handle_.emplace(handle, std::move(dispatcher));
+    return handle;
+  }
+
+  dispatch::Dispatcher& get(std::int64_t handle) {
+    const std::lock_guard lock(mutex_);
+    const auto found = by_handle_.find(handle);
+    TORCH_CHECK_VALUE(found != by_handle_.end(), "dispatcher handle ", handle,
+                      " does not exist (freed, or not made by mlalab.Dispatcher)");
+    return *found->second;
+  }
+
+  void remove(std::int64_t handle) {
+    const std::lock_guard lock(mutex_);
+    by_handle_.erase(handle);
+  }
+
+  dispatch::Dispatcher& default_for(int device, Layout layout, int heads, int page_size) {
+    const std::lock_guard lock(mutex_);
+    auto& slot = defaults_[{device, layout, heads, page_size}];
+    if (!slot) slot = std::make_unique<dispatch::Dispatcher>(layout, heads, page_size);
+    return *slot;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::int64_t next_handle_ = 1;
+  std::map<std::int64_t, std::unique_ptr<dispatch::Dispatcher>> by_handle_;
+  std::map<std::tuple<int, Layout, int, int>, std::unique_ptr<dispatch::Dispatcher>> defaults_;
+};
+
+std::int64_t dispatcher_new(const std::string& layout, std::int64_t heads, std::int64_t page_size,
+                            const std::optional<std::string>& table_path,
+                            const std::string& split) {
+  std::string split_error;
+  const std::optional<SplitPolicy> policy = parse_split_policy(split, &split_error);
+  TORCH_CHECK_VALUE(policy.has_value(), "split = '", split, "': ", split_error);
+  TORCH_CHECK_VALUE(heads >= 1 && heads <= kMaxHeads, "heads = ", heads, ": allowed [1, ",
+                    kMaxHeads, "]");
+  TORCH_CHECK_VALUE(page_size >= 1 && page_size <= kMaxPageSize &&
+                        (page_size & (page_size - 1)) == 0,
+                    "page_size = ", page_size, ": allowed a power of two in [1, ", kMaxPageSize,
+                    "]");
+  try {
+    std::optional<dispatch::TuningTable> table;
+    if (table_path) table = dispatch::read_table(*table_path);
+    return Dispatchers::instance().add(std::make_unique<dispatch::Dispatcher>(
+        parse_layout_arg(layout), static_cast<int>(heads), static_cast<int>(page_size),
+        std::move(table), *policy));
+  } catch (const dispatch::TableError& error) {
+    TORCH_CHECK_VALUE(false, error.what());
+  } catch (const std::runtime_error& error) {  // no compiled variant can run here
+    TORCH_CHECK(false, error.what());
+  }
+}
+
+std::int64_t dispatcher_prepare(std::int64_t handle, const std::vector<std::int64_t>& batches,
+                                const std::vector<std::int64_t>& max_contexts) {
+  TORCH_CHECK_VALUE(batches.size() == max_contexts.size(), "batches (", batches.size(),
+                    ") and max_contexts (", max_contexts.size(), ") must pair up");
+  std::vector<dispatch::DispatchKey> keys;
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    keys.push_back({.batch = static_cast<int>(batches[i]),
+                    .max_context = static_cast<int>(max_contexts[i])});
+  }
+  dispatch::Dispatcher& dispatcher = Dispatchers::instance().get(handle);
+  try {
+    dispatcher.prepare(keys, c10::cuda::getCurrentCUDAStream().stream());
+  } catch (const std::invalid_argument& error) {
+    TORCH_CHECK_VALUE(false, error.what());
+  } catch (const std::exception& error) {  // capturing, or the allocation failed
+    TORCH_CHECK(false, error.what());
+  }
+  return static_cast<std::int64_t>(dispatcher.workspace_bytes());
+}
+
+std::string dispatcher_resolution(std::int64_t handle, std::int64_t batch,
+                                  std::int64_t max_context) {
+  const dispatch::ResolvedLaunch* resolved = Dispatchers::instance().get(handle).find(
+      {.batch = static_cast<int>(batch), .max_context = static_cast<int>(max_context)});
+  if (resolved == nullptr) return {};
+  return variant_name(resolved->config.shape) + " split " + resolved->config.split.to_string() +
+         " (" + resolved->source + ")";
+}
+
+void dispatcher_free(std::int64_t handle) { Dispatchers::instance().remove(handle); }
+
+// ---- The decode op ----------------------------------------------------------------------
+
+void mla_decode_cpu(const at::Tensor& q, const at::Tensor& kv_cache,
+                    const at::Tensor& block_table, const at::Tensor& seq_lens,
+                    double softmax_scale, const std::optional<at::Tensor>& sinks,
+                    const at::Tensor& out, const at::Tensor& lse,
+                    std::optional<std::int64_t> /*max_context*/, std::int64_t /*dispatcher*/) {
+  const DecodeParams params =
+      decode_params(q, kv_cache, block_table, seq_lens, softmax_scale, sinks, out, lse);
+  if (const std::optional<InputError> error = kernels::run_cpu_backend(params)) {
+    TORCH_CHECK_VALUE(false, error->message());
+  }
+}
+
+void mla_decode_cuda(const at::Tensor& q, const at::Tensor& kv_cache,
+                     const at::Tensor& block_table, const at::Tensor& seq_lens,
+                     double softmax_scale, const std::optional<at::Tensor>& sinks,
+                     const at::Tensor& out, const at::Tensor& lse,
+                     std::optional<std::int64_t> max_context, std::int64_t dispatcher_handle) {
+  const DecodeParams params =
+      decode_params(q, kv_cache, block_table, seq_lens, softmax_scale, sinks, out, lse);
+  const c10::cuda::CUDAGuard device_guard(q.device());
+  // The key's context: what the block table can hold unless the caller says less. Never the
+  // live lengths, which are on the device.
+  const std::int64_t context =
+      max_context.value_or(static_cast<std::int64_t>(params.max_pages_per_seq) *
+                           params.page_size);
+  TORCH_CHECK_VALUE(context >= 1 && context <= std::numeric_limits<int>::max(),
+                    "max_context = ", context, ": allowed [1, ", std::numeric_limits<int>::max(),
+                    "]");
+  dispatch::Dispatcher& dispatcher =
+      dispatcher_handle > 0
+          ? Dispatchers::instance().get(dispatcher_handle)
+          : Dispatchers::instance().default_for(q.device().index(), layout_of(params),
+                                                params.num_heads, params.page_size);
+  kernels::LaunchStatus status;
+  try {
+    status = dispatcher.run(params, static_cast<int>(context),
+                            c10::cuda::getCurrentCUDAStream().stream());
+  } catch (const dispatch::UnpreparedKey& error) {
+    TORCH_CHECK(false, error.what());
+  } catch (const std::invalid_argument& error) {
+    TORCH_CHECK_VALUE(false, error.what());
+  }
+  if (!status.ok()) {
+    const dispatch::ResolvedLaunch* resolved =
+        dispatcher.find({.batch = params.batch, .max_context = static_cast<int>(context)});
+    const std::string text =
+        resolved != nullptr ? kernels::launch_failure_text(status, params, resolved->config)
+                            : std::string(cudaGetErrorString(status.error));
+    if (status.refusal == kernels::LaunchRefusal::kInvalidInput) TORCH_CHECK_VALUE(false, text);
+    TORCH_CHECK(false, text);
+  }
+}
+
+// ---- The variant table ------------------------------------------------------------------
+
+std::string configs(const std::string& layout, std::optional<std::int64_t> smem_limit) {
+  const int d_qk = dims_of(parse_layout_arg(layout)).d_qk;
+  TORCH_CHECK_VALUE(!smem_limit || (*smem_limit >= 1 && *smem_limit <= (1 << 20)),
+                    "smem_limit = ", smem_limit.value_or(0), ": allowed [1, 1048576] bytes");
+  std::optional<int> limit;
+  if (smem_limit) limit = static_cast<int>(*smem_limit);
+  nlohmann::json variants = nlohmann::json::array();
+  for (const kernels::Variant& variant : kernels::compiled_variants()) {
+    const dispatch::Placement placement = dispatch::judge_here(variant.shape, d_qk, limit);
+    const auto optional_int = [](const std::optional<int>& value) {
+      return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+    };
+    variants.push_back({
+        {"name", variant.name},
+        {"family", variant.shape.family == KernelFamily::kWgmma ? "wgmma" : "portable"},
+        {"block_h", variant.shape.block_h},
+        {"block_t", variant.shape.block_t},
+        {"warps", variant.shape.warps},
+        {"stages", variant.shape.stages},
+        {"smem_bytes", placement.usage.smem_bytes + placement.usage.static_smem_bytes},
+        {"registers", optional_int(placement.usage.regs)},
+        {"spill_bytes", optional_int(placement.usage.spill_bytes)},
+        {"ctas_per_sm", optional_int(placement.usage.max_ctas_per_sm)},
+        {"balanced_ctas_per_sm", optional_int(placement.usage.max_balanced_ctas_per_sm)},
+        {"feasible", placement.verdict.feasible},
+        {"reason", placement.verdict.reason},
+        {"unchecked", placement.verdict.unchecked},
+        {"measured", placement.measured},
+        {"code_hash", variant.code_hash},
+    });
+  }
+  return variants.dump();
+}
+
+}  // namespace
+
+TORCH_LIBRARY(mlalab, m) {
+  m.def(
+      "mla_decode(Tensor q, Tensor kv_cache, Tensor block_table, Tensor seq_lens, "
+      "float softmax_scale, Tensor? sinks, Tensor(a!) out, Tensor(b!) lse, int? max_context, "
+      "int dispatcher) -> ()");
+  m.def(
+      "dispatcher_new(str layout, int heads, int page_size, str? table, str split) -> int",
+      &dispatcher_new);
+  m.def("dispatcher_prepare(int handle, int[] batches, int[] max_contexts) -> int",
+        &dispatcher_prepare);
+  m.def("dispatcher_resolution(int handle, int batch, int max_context) -> str",
+        &dispatcher_resolution);
+  m.def("dispatcher_free(int handle) -> ()", &dispatcher_free);
+  m.def("configs(str layout, int? smem_limit) -> str", &configs);
+}
+
+TORCH_LIBRARY_IMPL(mlalab, CPU, m) { m.impl("mla_decode", &mla_decode_cpu); }
+
+TORCH_LIBRARY_IMPL(mlalab, CUDA, m) { m.impl("mla_decode", &mla_decode_cuda); }
+
+}  // namespace mlalab::torch_binding
