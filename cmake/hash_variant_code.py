@@ -4,12 +4,14 @@
 The code hashed is what runs: the `.text.*` (SASS) and `.nv.info.*` (kernel attributes:
 registers, parameters, shared memory) sections of every cubin embedded in the variant's
 instantiation object, plus those of the shared combine kernel. Debug line tables and the
-fatbin's identifiers carry build paths, so they are left out: the same code hashes alike
-wherever it was built. `mlalab verify` compares these hashes with a recorded fingerprint.
+fatbin's identifiers carry build paths, so they are left out, and so is the build-dependent
+part of the names nvcc gives anonymous namespaces: the same code hashes alike wherever it was
+built (the tools in build/, the Python package in build/python/...). `mlalab verify` compares these hashes with a recorded fingerprint.
 
     hash_variant_code.py OUTPUT OBJECT...
 """
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -19,6 +21,16 @@ from elf64 import elf64_sections
 
 EM_CUDA = 190
 HASHED_PREFIXES = (b".text.", b".nv.info.")
+
+
+# nvcc mangles an anonymous namespace with a hash that differs from one build folder to the
+# next (_GLOBAL__N__8c90529c_10_combine_cu_ec9682f1 here, _GLOBAL__N__e95de537_... there),
+# and section names carry the kernel's mangled name: drop that part.
+ANONYMOUS_NAMESPACE = re.compile(rb"_GLOBAL__N__[0-9a-f]{8}_")
+
+
+def stable_name(section_name):
+    return ANONYMOUS_NAMESPACE.sub(b"_GLOBAL__N__", section_name)
 
 
 def fatbin_of(object_path):
@@ -47,7 +59,8 @@ def code_digest(object_path):
     while position >= 0:
         sections = cubin_sections(blob, position)
         if sections:
-            chunks.extend(sorted((n, data) for n, data in sections if n.startswith(HASHED_PREFIXES)))
+            chunks.extend(sorted((stable_name(n), data) for n, data in sections
+                                 if n.startswith(HASHED_PREFIXES)))
         position = blob.find(b"\x7fELF", position + 4)
     if not chunks:
         sys.exit(f"hash_variant_code: no CUDA machine code found in {object_path}")
