@@ -42,7 +42,7 @@ if ! "$python" -c "import torch" 2>/dev/null; then
   "$python" -m pip install -q torch ||
     skip_all "torch is not installed and could not be installed from PyPI (pip install torch failed)"
 fi
-"$python" -m pip install -q "scikit-build-core>=0.10" "pytest>=7"
+"$python" -m pip install -q "scikit-build-core>=0.10" "pytest>=7" numpy  # numpy: torch warns without it
 echo "python tests: building the package (variants '$MLALAB_VARIANTS', archs '$MLALAB_CUDA_ARCHS')"
 "$python" -m pip install -q --no-build-isolation "$repo_root"
 cd "$repo_root/python/tests"

@@ -235,6 +235,7 @@ class CudaPoint final : public KernelPoint {
     const kernels::LaunchPlan plan = kernels::plan_launch(
         device_problem_.params(0), config, host_.max_seq_len(), placement.slots(device_.sm_count));
     preparation.splits = plan.num_splits;
+    preparation.workers = plan.workers;
     bench::DeviceBuffer<std::byte> workspace(plan.workspace_bytes);
     if (auto failure = bench::validate_on_device(host_, device_problem_, config, plan,
                                                  workspace.data(), stream_, reference_)) {

@@ -77,6 +77,7 @@ struct Preparation {
   std::unique_ptr<PreparedArm> arm{};  // null when the arm is INVALID here
   std::string invalid_reason{};
   int splits = 0;                    // KV splits of the arm's plan (1 on the CPU)
+  int workers = 0;                   // a balanced plan's workers per head block; 0 otherwise
   // A tuned arm's config here, and where it came from: "h16_t16_w4_s2 fixed:6 (table: entry
   // batch 64, context 4096)"; empty for other arms.
   std::string resolved_config{};

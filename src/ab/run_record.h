@@ -53,6 +53,7 @@ struct PointRecord {
   int concurrency = 0;
   std::vector<int> context_lengths;  // the lengths of the batch's requests at this point
   int splits = 0;                    // kernel baseline's split count here (for the report)
+  int workers = 0;                   // its workers when its split is balanced; 0 otherwise
   // What each tuned arm ran here (Preparation::resolved_config), by arm index; empty when no
   // arm is tuned, and an empty string for the other arms.
   std::vector<std::string> resolved_configs{};

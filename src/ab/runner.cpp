@@ -439,7 +439,10 @@ PointEnd Run::measure_point(std::size_t index, double allotment_s) {
       }
       continue;
     }
-    if (arm.role == ArmRole::kBaseline) point.splits = preparation.splits;
+    if (arm.role == ArmRole::kBaseline) {
+      point.splits = preparation.splits;
+      point.workers = preparation.workers;
+    }
     if (!preparation.resolved_config.empty()) {
       progress_.note(fmt::format("{} arm '{}' runs {}", label, arm.name,
                                  preparation.resolved_config));

@@ -763,7 +763,9 @@ void how(std::ostream& out, const ab::RunRecord& record) {
   std::vector<std::vector<std::string>> rows;
   for (const ab::PointRecord& point : record.points) {
     rows.push_back({point_label(point.concurrency), context_lengths_text(point.context_lengths),
-                    point.splits > 0 ? std::to_string(point.splits) : "–",
+                    point.workers > 0  ? fmt::format("{} workers", point.workers)
+                    : point.splits > 0 ? std::to_string(point.splits)
+                                       : "–",
                     std::to_string(point.rounds), std::to_string(point.throttled_samples),
                     duration_text(point.elapsed_s), stop_text(point)});
   }
@@ -775,7 +777,8 @@ void how(std::ostream& out, const ab::RunRecord& record) {
               {{"point"}, {"context lengths"}, {"splits", true}, {"rounds", true},
                {"throttled", true}, {"time", true}, {"stopped because"}},
               std::move(rows));
-  out << "Splits: the baseline kernel's split count at the point.\n\n";
+  out << "Splits: the baseline kernel's split count at the point (a balanced split: its "
+         "workers).\n\n";
   for (const ab::PointRecord& point : record.points) {
     for (std::size_t a = 0; a < point.resolved_configs.size(); ++a) {
       if (point.resolved_configs[a].empty()) continue;

@@ -547,6 +547,7 @@ Json results_json(const ab::RunRecord& record) {
     points.push_back({{"concurrency", point.concurrency},
                       {"context_lengths", kernel ? Json(point.context_lengths) : Json(nullptr)},
                       {"splits", positive_or_null(point.splits)},
+                      {"workers", positive_or_null(point.workers)},
                       {"resolved_configs", point.resolved_configs.empty()
                                                ? Json(nullptr)
                                                : Json(point.resolved_configs)},
@@ -633,6 +634,7 @@ ab::RunRecord record_from_json(const nlohmann::json& json) {
                              .context_lengths =
                                  point.get_or<std::vector<int>>("context_lengths", {}),
                              .splits = point.get_or<int>("splits", 0),
+                             .workers = point.get_if_present<int>("workers", 0),
                              .resolved_configs =
                                  point.get_if_present<std::vector<std::string>>("resolved_configs", {}),
                              .rounds = point.get<int>("rounds"),

@@ -366,6 +366,15 @@ TEST(MarkdownReport, MonotonicityFlagsTheDipWithTheSplitChange) {
   EXPECT_NE(text.find("- **8 warps**: C16 → C64"), std::string::npos);
 }
 
+TEST(MarkdownReport, PointsTableShowsABalancedBaselinesWorkersForItsSplits) {
+  ab::RunRecord record = analysed();
+  record.points[0].splits = 1;
+  record.points[0].workers = 66;
+  const std::string text = markdown_of(record);
+  EXPECT_NE(text.find("| 66 workers |"), std::string::npos);
+  EXPECT_NE(text.find("(a balanced split: its workers)"), std::string::npos);
+}
+
 TEST(MarkdownReport, MonotonicitySaysNoneWithoutDips) {
   const ab::RunRecord record = testing::synthetic_record({1000, 3800, 14000, 40000});
   EXPECT_NE(markdown_of(record).find("Dips: none."), std::string::npos);

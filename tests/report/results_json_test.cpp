@@ -276,6 +276,22 @@ TEST(ResultsJson, RoundTripsTheWholeRecord) {
   EXPECT_EQ(after.str(), before.str());
 }
 
+TEST(ResultsJson, RoundTripsABalancedBaselinesWorkers) {
+  ab::RunRecord record = analysed();
+  record.points[0].splits = 1;
+  record.points[0].workers = 66;
+  const auto json = nlohmann::json::parse(written(record));
+  EXPECT_EQ(json["points"][0]["workers"], 66);
+  EXPECT_TRUE(json["points"][1]["workers"].is_null());  // a split launch
+  const ab::RunRecord back = record_from_json(json);
+  EXPECT_EQ(back.points[0].workers, 66);
+  EXPECT_EQ(back.points[1].workers, 0);
+  // A file written before the field existed reads as split launches.
+  auto older = json;
+  for (auto& point : older["points"]) point.erase("workers");
+  EXPECT_EQ(record_from_json(older).points[0].workers, 0);
+}
+
 TEST(ResultsJson, RoundTripsUnboundedIntervalsAndCommandArms) {
   ab::RunRecord record = analysed();
   record.analysis->noise[0].a_a.interval_pct = {};  // −∞ … +∞
