@@ -103,6 +103,14 @@ def test_dispatcher_arguments_are_checked():
         mlalab.Dispatcher("v3", 16, 64, tuning="/nonexistent/table.json")
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA device is visible")
+def test_preparing_a_dispatcher_without_a_gpu_says_so():
+    dispatcher = mlalab.Dispatcher("v3", 16, 64)
+    with pytest.raises(RuntimeError, match="needs a CUDA device, and none is visible"):
+        dispatcher.prepare([(8, 1024)])
+    assert dispatcher.resolution(8, 1024) is None
+
+
 def test_the_op_passes_torch_opcheck():
     # schema, fake (meta) registration and in-place aliasing as torch.compile relies on them
     problem = make_problem("v3", [40, 0], 16, 64, seed=6)

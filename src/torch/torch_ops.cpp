@@ -225,6 +225,9 @@ std::int64_t dispatcher_prepare(std::int64_t handle, const std::vector<std::int6
                     .max_context = static_cast<int>(max_contexts[i])});
   }
   dispatch::Dispatcher& dispatcher = Dispatchers::instance().get(handle);
+  TORCH_CHECK(c10::cuda::device_count() > 0,
+              "Dispatcher.prepare needs a CUDA device, and none is visible (CPU tensors run on "
+              "the CPU backend without a dispatcher)");
   try {
     dispatcher.prepare(keys, c10::cuda::getCurrentCUDAStream().stream());
   } catch (const std::invalid_argument& error) {
