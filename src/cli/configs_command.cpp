@@ -15,6 +15,7 @@
 #include "cli/exit_status.h"
 #include "cli/option_checks.h"
 #include "core/layout.h"
+#include "core/number_text.h"
 #include "kernels/registry.h"
 #include "dispatch/feasibility.h"
 
@@ -51,7 +52,7 @@ std::string reason_text(const dispatch::Feasibility& verdict) {
 }
 
 std::string optional_text(const std::optional<int>& value) {
-  return value ? dispatch::group_thousands(*value) : kUnknown;
+  return value ? group_thousands(*value) : kUnknown;
 }
 
 std::vector<ConfigRow> collect_rows(int d_qk, std::optional<int> smem_limit) {
@@ -76,8 +77,8 @@ void print_table(const std::vector<ConfigRow>& rows) {
     cells.push_back({row.variant->name, std::to_string(shape.block_h),
                      std::to_string(shape.block_t), std::to_string(shape.warps),
                      std::to_string(shape.stages), optional_text(row.usage.regs),
-                     dispatch::group_thousands(row.usage.smem_bytes),
-                     row.measured ? dispatch::group_thousands(row.usage.static_smem_bytes) : kUnknown,
+                     group_thousands(row.usage.smem_bytes),
+                     row.measured ? group_thousands(row.usage.static_smem_bytes) : kUnknown,
                      optional_text(row.usage.spill_bytes),
                      optional_text(row.usage.max_ctas_per_sm),
                      optional_text(row.usage.max_balanced_ctas_per_sm), feasible_text(row.verdict),
@@ -147,7 +148,7 @@ int run_configs(const ConfigsOptions& options) {
   if (device) {
     fmt::print("GPU: {} (sm_{}{}), shared-memory opt-in limit {} B per CTA\n", device->gpu,
                device->cc_major, device->cc_minor,
-               dispatch::group_thousands(device->smem_optin_bytes));
+               group_thousands(device->smem_optin_bytes));
   } else {
     fmt::print("No GPU ({}): shared memory is the plan from the kernel traits; "
                "registers, spills and occupancy need a GPU (shown as {}).\n",
@@ -155,7 +156,7 @@ int run_configs(const ConfigsOptions& options) {
   }
   if (options.smem_limit) {
     fmt::print("Shared-memory limit: {} B per CTA (--smem-limit{})\n",
-               dispatch::group_thousands(*options.smem_limit),
+               group_thousands(*options.smem_limit),
                device ? "; the smaller limit applies" : "");
   } else if (!device) {
     fmt::print("Shared-memory feasibility is unknown without a limit: pass --smem-limit BYTES "

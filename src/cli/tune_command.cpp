@@ -17,6 +17,7 @@
 #include "cli/option_checks.h"
 #include "cli/stop_signal.h"
 #include "core/layout.h"
+#include "core/number_text.h"
 #include "core/validate.h"
 #include "dispatch/feasibility.h"
 #include "dispatch/tuning_table.h"
@@ -187,8 +188,8 @@ int run_tune(const TuneOptions& options) {
   fmt::print("\n{} key{} tuned in {}: {} timed samples; racing every candidate for as many "
              "rounds would have taken {} ({:.0f} % saved by dropping the separated ones)\n",
              summary.keys_tuned, summary.keys_tuned == 1 ? "" : "s",
-             report::duration_text(summary.seconds), report::group_thousands(summary.samples),
-             report::group_thousands(summary.samples_without_halving), 100.0 * saved);
+             report::duration_text(summary.seconds), group_thousands(summary.samples),
+             group_thousands(summary.samples_without_halving), 100.0 * saved);
   fmt::print("mlalab tune --out {} --explain BATCH,CONTEXT shows how an entry was chosen\n",
              path);
   if (summary.interrupted) {

@@ -1,3 +1,4 @@
+#include "core/number_text.h"
 #include "dispatch/dispatcher.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+#include "core/number_text.h"
 #include "dispatch/feasibility.h"
 
 #include <fmt/format.h>
@@ -15,16 +16,6 @@ namespace {
 constexpr const char* kSmemRule = "shared memory (no limit: no GPU and no override)";
 
 }  // namespace
-
-std::string group_thousands(long long value) {
-  const std::string digits = std::to_string(value < 0 ? -value : value);
-  std::string grouped = value < 0 ? "-" : "";
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) grouped.push_back(',');
-    grouped.push_back(digits[i]);
-  }
-  return grouped;
-}
 
 bool Feasibility::smem_unchecked() const {
   return feasible && std::find(unchecked.begin(), unchecked.end(), kSmemRule) != unchecked.end();

@@ -92,7 +92,4 @@ struct Placement {
 Placement judge_here(const VariantShape& shape, int d_qk,
                      std::optional<int> smem_limit_override = std::nullopt);
 
-// 101376 → "101,376": the form reasons and tables print byte counts in.
-std::string group_thousands(long long value);
-
 }  // namespace mlalab::dispatch

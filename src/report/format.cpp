@@ -1,3 +1,4 @@
+#include "core/number_text.h"
 #include "report/format.h"
 
 #include <fmt/format.h>
@@ -106,20 +107,10 @@ std::string interval_text(const ab::Interval& interval, int decimals) {
   return fmt::format("[{}, {}]", end(interval.lower), end(interval.upper));
 }
 
-std::string group_thousands(long long value) {
-  const std::string plain = std::to_string(std::llabs(value));
-  std::string digits;
-  for (std::size_t i = 0; i < plain.size(); ++i) {
-    if (i > 0 && (plain.size() - i) % 3 == 0) digits += ',';
-    digits += plain[i];
-  }
-  return value < 0 ? std::string(kMinus) + digits : digits;
-}
-
 std::string quantity_text(double value) {
   if (!std::isfinite(value)) return "n/a";
   constexpr double kGroupFrom = 1000.0;  // from here on whole numbers, grouped
-  if (std::abs(value) >= kGroupFrom) return group_thousands(std::llround(value));
+  if (std::abs(value) >= kGroupFrom) return group_thousands(std::llround(value), kMinus);
   return fmt::format("{:.4g}", value);
 }
 

@@ -23,9 +23,6 @@ std::string interval_text(const ab::Interval& interval, int decimals = 1);
 // A positive quantity with about four significant digits: "12,345", "123.4", "0.1234".
 std::string quantity_text(double value);
 
-// 1234567 → "1,234,567".
-std::string group_thousands(long long value);
-
 // How many decimals a number needs to show a digit of size `resolution`: 0 for 1 or more,
 // 1 for 0.1 or 0.5, 2 for 0.02.
 int decimals_for(double resolution);

@@ -1,3 +1,4 @@
+#include "core/number_text.h"
 #include "report/markdown_report.h"
 
 #include <fmt/format.h>

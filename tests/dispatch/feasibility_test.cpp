@@ -247,14 +247,6 @@ TEST(JudgeHere, WithoutAGpuJudgesThePlanAgainstTheOverride) {
   EXPECT_NE(big.verdict.reason.find("(requested limit)"), std::string::npos) << big.verdict.reason;
 }
 
-TEST(GroupThousands, InsertsCommas) {
-  EXPECT_EQ(group_thousands(0), "0");
-  EXPECT_EQ(group_thousands(999), "999");
-  EXPECT_EQ(group_thousands(1000), "1,000");
-  EXPECT_EQ(group_thousands(101376), "101,376");
-  EXPECT_EQ(group_thousands(1048576), "1,048,576");
-  EXPECT_EQ(group_thousands(-2048), "-2,048");
-}
 
 }  // namespace
 }  // namespace mlalab::dispatch
