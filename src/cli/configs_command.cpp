@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
+#include <stdexcept>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -14,6 +14,7 @@
 #include "bench/device_info.h"
 #include "cli/exit_status.h"
 #include "cli/option_checks.h"
+#include "core/atomic_file.h"
 #include "core/layout.h"
 #include "core/number_text.h"
 #include "kernels/registry.h"
@@ -173,11 +174,11 @@ int run_configs(const ConfigsOptions& options) {
   fmt::print("\n{} feasible, {} pruned, {} unknown\n", count("yes"), count("no"), count("unknown"));
 
   if (!options.json_path.empty()) {
-    std::ofstream file(options.json_path);
-    file << to_json(rows).dump(2) << '\n';
-    file.close();
-    if (!file) {
-      fmt::print(stderr, "mlalab configs: cannot write --json file '{}'\n", options.json_path);
+    try {
+      write_file_atomically(options.json_path,
+                            [&](std::ostream& out) { out << to_json(rows).dump(2) << '\n'; });
+    } catch (const std::runtime_error& error) {
+      fmt::print(stderr, "mlalab configs: --json: {}\n", error.what());
       return kExitError;
     }
     fmt::print("Wrote {} variants to {}\n", rows.size(), options.json_path);

@@ -17,6 +17,7 @@
 #include <system_error>
 #include <utility>
 
+#include "core/atomic_file.h"
 #include "core/kernel_config.h"
 #include "core/validate.h"
 #include "kernels/device.h"
@@ -503,24 +504,14 @@ void write_table(const TuningTable& table, const std::string& path) {
   } catch (const TableError& error) {
     throw TableError(fmt::format("{} not written: {}", path, error.what()));
   }
-  // A rename within one folder replaces the file at once: a reader sees the old table or the
-  // new one, never half of one.
-  const std::string temporary = path + ".tmp";
-  const auto fail = [&](const std::string& what) {
-    std::error_code ignored;
-    std::filesystem::remove(temporary, ignored);
-    throw TableError(what);
-  };
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) fail(fmt::format("cannot write {}: {}", temporary, std::strerror(errno)));
-    out << json.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
-    out.close();
-    if (!out) fail(fmt::format("cannot write {}: {}", temporary, std::strerror(errno)));
+  // Whole or not at all: a server reading the table sees the old one or the new one.
+  try {
+    write_file_atomically(path, [&](std::ostream& out) {
+      out << json.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
+    });
+  } catch (const std::runtime_error& error) {
+    throw TableError(error.what());
   }
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) fail(fmt::format("cannot write {}: {}", path, error.message()));
 }
 
 TuningTable read_table(const std::string& path) {

@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <exception>
-#include <fstream>
 #include <stdexcept>
 #include <system_error>
 
+#include "core/atomic_file.h"
 #include "report/change_svg.h"
 #include "report/fingerprint.h"
 #include "report/markdown_report.h"
@@ -27,23 +27,8 @@ std::vector<std::unique_ptr<ReportWriter>> all_writers() {
 
 void write_file(const ReportWriter& writer, const ab::RunRecord& record,
                 const std::filesystem::path& dir) {
-  const std::filesystem::path target = dir / writer.file_name();
-  // Hidden, in the same folder: a rename within one file system replaces the target at once.
-  const std::filesystem::path temporary = dir / fmt::format(".{}.tmp", writer.file_name());
-  try {
-    {
-      std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-      if (!out) throw std::runtime_error("cannot open it for writing");
-      writer.write(record, out);
-      out.flush();
-      if (!out) throw std::runtime_error("the write failed (disk full?)");
-    }
-    std::filesystem::rename(temporary, target);
-  } catch (const std::exception& error) {
-    std::error_code ignored;
-    std::filesystem::remove(temporary, ignored);
-    throw std::runtime_error(fmt::format("writing {}: {}", target.string(), error.what()));
-  }
+  write_file_atomically(dir / writer.file_name(),
+                        [&](std::ostream& out) { writer.write(record, out); });
 }
 
 void write_report(const ab::RunRecord& record, const std::filesystem::path& dir) {

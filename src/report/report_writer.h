@@ -28,10 +28,9 @@ class ReportWriter {
 // The five writers, in the order write_report runs them.
 std::vector<std::unique_ptr<ReportWriter>> all_writers();
 
-// Writes the writer's file into `dir` through a temporary file in the same folder that is then
-// renamed over the old one, so that a reader, or a run interrupted mid-write, only ever sees a
-// complete file: the previous version stays until the new one is whole. Throws
-// std::runtime_error naming the path when the file cannot be written.
+// Writes the writer's file into `dir` whole or not at all (write_file_atomically): the previous
+// version stays until the new one is complete. Throws std::runtime_error naming the path when
+// the file cannot be written.
 void write_file(const ReportWriter& writer, const ab::RunRecord& record,
                 const std::filesystem::path& dir);
 

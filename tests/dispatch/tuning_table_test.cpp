@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/atomic_file.h"
 #include "kernels/device.h"
 #include "kernels/registry.h"
 
@@ -402,7 +403,7 @@ TEST(TuningTableFile, WriteThenReadGivesTheTableBack) {
   table.entries.pop_back();
   write_table(table, path.string());
   EXPECT_EQ(read_table(path.string()), table);
-  EXPECT_FALSE(std::filesystem::exists(path.string() + ".tmp"));
+  EXPECT_FALSE(std::filesystem::exists(atomic_temporary_of(path)));
   std::filesystem::remove(path);
 }
 
@@ -426,13 +427,14 @@ TEST(TuningTableFile, AnInvalidTableIsNotWritten) {
             path.string() + " not written: entries[1].splits: expected an integer in [1, 256], "
                             "got 0");
   EXPECT_FALSE(std::filesystem::exists(path));
-  EXPECT_FALSE(std::filesystem::exists(path.string() + ".tmp"));
+  EXPECT_FALSE(std::filesystem::exists(atomic_temporary_of(path)));
 }
 
 TEST(TuningTableFile, AnUnwritableFolderIsNamedWithTheReason) {
   const auto path = temporary_path("_no_such_folder") / "table.json";
   EXPECT_EQ(error_of([&] { write_table(h200_table(), path.string()); }),
-            "cannot write " + path.string() + ".tmp: No such file or directory");
+            "writing " + path.string() + ": cannot open " + atomic_temporary_of(path).string() +
+                " for writing: No such file or directory");
 }
 
 TEST(TuningTableFile, AMissingFileCannotBeRead) {
