@@ -23,14 +23,14 @@
 #include "bench/bench_runner.h"
 #include "bench/cuda_raii.h"
 #include "bench/device_problem.h"
-#include "bench/median.h"
 #include "bench/problem.h"
-#include "kernels/cpu/cpu_backend.h"
-#include "kernels/registry.h"
-#include "kernels/split_plan.h"
+#include "core/median.h"
 #include "dispatch/dispatcher.h"
 #include "dispatch/feasibility.h"
 #include "dispatch/tuning_table.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "kernels/registry.h"
+#include "kernels/split_plan.h"
 
 extern char** environ;
 
@@ -98,7 +98,7 @@ class CpuArm final : public PreparedArm {
       }
       times_us.push_back(seconds_since(start) * kMicrosPerSecond);
     }
-    return from_time(problem_.spec.batch, bench::median(std::move(times_us)));
+    return from_time(problem_.spec.batch, median(std::move(times_us)));
   }
 
  private:
@@ -178,7 +178,7 @@ class CudaArm final : public PreparedArm {
   // A sample is launches_per_sample graph replays of microseconds to milliseconds each: too
   // short to be worth cutting at the deadline, which the runner checks between samples.
   Measurement measure(const SampleLimits&) override {
-    return from_time(batch_, bench::median(timer_.time_calls_us(launches_)));
+    return from_time(batch_, median(timer_.time_calls_us(launches_)));
   }
 
  private:

@@ -9,7 +9,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "bench/median.h"  // header-only and CUDA-free, like this module
+#include "core/median.h"
 
 namespace mlalab::ab {
 namespace {
@@ -69,7 +69,7 @@ double median_of(const RoundSamples& samples) {
     if (sample) present.push_back(*sample);
   }
   if (present.empty()) return std::numeric_limits<double>::quiet_NaN();
-  return bench::median(std::move(present));
+  return median(std::move(present));
 }
 
 LogChange trimmed_log_change(std::span<const double> log_ratios, double trim) {

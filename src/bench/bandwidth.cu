@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "bench/cuda_raii.h"
-#include "bench/median.h"
+#include "core/median.h"
 #include "kernels/device.h"
 
 namespace mlalab::bench {

@@ -16,13 +16,13 @@
 #include "bench/cuda_raii.h"
 #include "bench/device_info.h"
 #include "bench/device_problem.h"
-#include "bench/median.h"
 #include "bench/problem.h"
+#include "core/median.h"
+#include "dispatch/feasibility.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/reference/reference.h"
 #include "kernels/registry.h"
 #include "kernels/split_plan.h"
-#include "dispatch/feasibility.h"
 
 namespace mlalab::bench {
 namespace {

@@ -14,8 +14,8 @@
 #include "bench/cuda_raii.h"
 #include "bench/device_info.h"
 #include "bench/device_problem.h"
-#include "bench/median.h"
 #include "bench/problem.h"
+#include "core/median.h"
 #include "core/validate.h"
 #include "dispatch/feasibility.h"
 #include "kernels/registry.h"
@@ -132,7 +132,7 @@ class KeyRace {
   }
 
   double sample_us(std::size_t index, int launches) {
-    return bench::median(timers_[index]->time_calls_us(launches));
+    return median(timers_[index]->time_calls_us(launches));
   }
 
   ~KeyRace() { cudaStreamSynchronize(stream_); }

@@ -1,11 +1,12 @@
 #pragma once
-// The one summary statistic the benchmark reports: the median, robust to the occasional
-// slow sample (a clock dip, a context switch) that would drag a mean.
+// The summary statistic of timings, shared by the benchmark, the A/B lab's statistics and the
+// tuner: the median, robust to the occasional slow sample (a clock dip, a context switch) that
+// would drag a mean.
 #include <algorithm>
 #include <stdexcept>
 #include <vector>
 
-namespace mlalab::bench {
+namespace mlalab {
 
 // Median of the samples (the mean of the middle two for an even count); throws on none.
 inline double median(std::vector<double> samples) {
@@ -18,4 +19,4 @@ inline double median(std::vector<double> samples) {
   return (lower + upper) / 2;
 }
 
-}  // namespace mlalab::bench
+}  // namespace mlalab
