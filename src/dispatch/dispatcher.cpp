@@ -1,4 +1,3 @@
-#include "core/number_text.h"
 #include "dispatch/dispatcher.h"
 
 #include <fmt/format.h>
@@ -9,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/number_text.h"
 #include "core/validate.h"
 #include "dispatch/feasibility.h"
 #include "kernels/device.h"

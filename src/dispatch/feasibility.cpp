@@ -1,4 +1,3 @@
-#include "core/number_text.h"
 #include "dispatch/feasibility.h"
 
 #include <fmt/format.h>
@@ -6,6 +5,7 @@
 
 #include <algorithm>
 
+#include "core/number_text.h"
 #include "kernels/device.h"
 #include "kernels/launch.h"
 #include "kernels/wgmma/traits.h"

@@ -1,4 +1,3 @@
-#include "core/number_text.h"
 #include "report/format.h"
 
 #include <fmt/format.h>
@@ -8,6 +7,8 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <utility>
+
+#include "core/number_text.h"
 
 namespace mlalab::report {
 namespace {

@@ -1,4 +1,3 @@
-#include "core/number_text.h"
 #include "report/markdown_report.h"
 
 #include <fmt/format.h>
@@ -20,6 +19,7 @@
 #include "ab/stats.h"
 #include "ab/verdict.h"
 #include "core/layout.h"
+#include "core/number_text.h"
 #include "report/change_svg.h"
 #include "report/format.h"
 #include "report/record_view.h"

@@ -1,4 +1,3 @@
-#include "core/number_text.h"
 #include "report/markdown_report.h"
 
 #include <fmt/format.h>
@@ -9,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/number_text.h"
 #include "report/format.h"
 #include "report/record_view.h"
 #include "report/synthetic_record.h"
