@@ -19,13 +19,22 @@ list(POP_FRONT torch_facts torch_includes_joined)
 list(POP_FRONT torch_facts torch_library_dir torch_cxx11_abi torch_version)
 string(REPLACE "|" ";" torch_includes "${torch_includes_joined}")
 message(STATUS "Building the extension for torch ${torch_version} (${torch_library_dir})")
+# Our static libraries (fmt, the JSON reader, mlalab's own) pass std::string across their
+# interfaces in the new C++ ABI; a torch built with the old one would not link with them.
+if(NOT torch_cxx11_abi)
+  message(FATAL_ERROR "torch ${torch_version} uses the old C++ ABI (_GLIBCXX_USE_CXX11_ABI=0); "
+                      "mlalab's extension needs one built with the new ABI, as PyPI's torch is "
+                      "from 2.7 on")
+endif()
 
 add_library(mlalab_torch_headers INTERFACE)
 target_include_directories(mlalab_torch_headers SYSTEM INTERFACE ${torch_includes})
 target_compile_definitions(mlalab_torch_headers INTERFACE
                            _GLIBCXX_USE_CXX11_ABI=${torch_cxx11_abi})
 foreach(library c10 torch torch_cpu c10_cuda)
-  find_library(torch_${library} ${library} PATHS ${torch_library_dir} NO_DEFAULT_PATH REQUIRED)
+  # Not cached: a reconfigure of the same build folder for another torch finds its libraries.
+  find_library(torch_${library} ${library} PATHS ${torch_library_dir} NO_DEFAULT_PATH REQUIRED
+               NO_CACHE)
   target_link_libraries(mlalab_torch_headers INTERFACE ${torch_${library}})
 endforeach()
 target_link_libraries(mlalab_torch_headers INTERFACE CUDA::toolkit)

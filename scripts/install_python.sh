@@ -10,6 +10,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 python="${PYTHON:-python3}"
 bash "$repo_root/scripts/setup.sh"
+ensure_nvcc  # setup.sh found it, in its own process: put it on this one's PATH for CMake
 if ! "$python" -c "import torch" 2>/dev/null; then
   echo "install: torch is missing: installing it from PyPI (about 2.5 GB with its CUDA libraries)"
   "$python" -m pip install torch

@@ -13,7 +13,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_nvcc
 
-junit="${1:-$repo_root/build/test-results/python.xml}"
+junit="$(realpath -m "${1:-$repo_root/build/test-results/python.xml}")"
 venv="${MLALAB_PYTHON_VENV:-$repo_root/build/python-venv}"
 export MLALAB_VARIANTS="${MLALAB_VARIANTS:-$ci_variants}"
 export MLALAB_CUDA_ARCHS="${MLALAB_CUDA_ARCHS:-$ci_cuda_archs}"
@@ -42,7 +42,8 @@ if ! "$python" -c "import torch" 2>/dev/null; then
   "$python" -m pip install -q torch ||
     skip_all "torch is not installed and could not be installed from PyPI (pip install torch failed)"
 fi
-"$python" -m pip install -q "scikit-build-core>=0.10" "pytest>=7" numpy  # numpy: torch warns without it
+"$python" -m pip install -q "scikit-build-core>=0.10" "pytest>=7" numpy ||  # numpy: torch warns without it
+  skip_all "scikit-build-core, pytest or numpy could not be installed from PyPI"
 echo "python tests: building the package (variants '$MLALAB_VARIANTS', archs '$MLALAB_CUDA_ARCHS')"
 "$python" -m pip install -q --no-build-isolation "$repo_root"
 cd "$repo_root/python/tests"

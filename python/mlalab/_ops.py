@@ -35,7 +35,8 @@ class Dispatcher:
     prepare() resolves, before any CUDA-graph capture, the variant, split and grid of every
     (batch, max_context) key and allocates the workspace once, on the current CUDA device.
     A call during capture only looks up: an unprepared key raises RuntimeError naming it, and
-    the capture stays usable. Keep the Dispatcher alive as long as graphs captured with it.
+    the capture stays usable. Keep the Dispatcher alive as long as graphs captured with it,
+    and use it on one stream at a time: its calls share one workspace.
 
     layout     "v3" (576-wide rows) or "v4" (512)
     tuning     a tuning table written by `mlalab tune` (its entries win over the default);
@@ -92,7 +93,10 @@ def mla_decode(q: torch.Tensor, kv_cache: torch.Tensor, block_table: torch.Tenso
     max_context  the dispatch key's context; default block_table.shape[1] * page_size
 
     Writes nothing and raises ValueError naming the field and its allowed range when the
-    input is wrong. No copies are made: strided q, out and caches are read in place.
+    input is wrong: shapes, dtypes and strides always; the contents of seq_lens and
+    block_table on CPU tensors only (on CUDA, checking them would synchronise: every length
+    must fit its block-table row and every page it uses must exist). No copies are made:
+    strided q, out and caches are read in place. One CUDA device per process.
     """
     batch, heads = q.shape[0], q.shape[1]
     if out is None:

@@ -36,7 +36,10 @@ class Problem:
 
 def make_problem(layout: str, lengths: Sequence[int], heads: int, page_size: int,
                  seed: int, sinks: bool = False, max_pages: Optional[int] = None) -> Problem:
-    """Pages are scattered (a random permutation) and some spare; values are never zero."""
+    """Pages are scattered (a random permutation) and some spare; values are never zero. Each
+    sequence's last token, and its token 64 (a tile and page boundary), hold a row that one
+    head scores far above the rest, so that a kernel that drops or repeats a token at an edge
+    is off by far more than rounding."""
     generator = torch.Generator().manual_seed(seed)
     d_qk = D_QK[layout]
     pages_per_seq = [max(1, math.ceil(n / page_size)) for n in lengths]
@@ -54,9 +57,20 @@ def make_problem(layout: str, lengths: Sequence[int], heads: int, page_size: int
         values = torch.randn(*shape, generator=generator)
         return (values + 0.05 * torch.sign(values)).to(torch.bfloat16)
 
+    q = nonzero(len(lengths), heads, d_qk)
+    kv_cache = nonzero(num_pages, page_size, d_qk)
+    rows = kv_cache.view(-1, d_qk)
+    for b, length in enumerate(lengths):
+        for position, head in ((length - 1, 0), (min(64, length - 1), 1 % heads)):
+            if position < 0:
+                continue
+            page = int(block_table[b, position // page_size])
+            # score = scale · 0.5 · |q|² ≈ 12: dominant for that head.
+            rows[page * page_size + position % page_size] = (q[b, head].float() * 0.5).to(
+                torch.bfloat16)
     return Problem(
-        q=nonzero(len(lengths), heads, d_qk),
-        kv_cache=nonzero(num_pages, page_size, d_qk),
+        q=q,
+        kv_cache=kv_cache,
         block_table=block_table,
         seq_lens=torch.tensor(lengths, dtype=torch.int32),
         softmax_scale=1.0 / math.sqrt(d_qk),
@@ -88,20 +102,21 @@ def reference(problem: Problem) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def assert_matches(out: torch.Tensor, lse: torch.Tensor, problem: Problem) -> None:
-    """bf16 output: within 2 % of the row's largest value; lse within 1e-3 (absolute);
-    empty sequences exactly 0 and -inf; nothing NaN."""
+    """bf16 output: within 1 % of the row's largest value (bf16 rounds at 0.4 %; the kernels
+    measured up to 0.55 %); lse within 1e-4 (they measured 1e-6); empty sequences exactly 0
+    and -inf; nothing NaN."""
     want_out, want_lse = reference(problem)
     out, lse = out.double().cpu(), lse.double().cpu()
     assert not torch.isnan(out).any(), "out has NaN"
     assert not torch.isnan(lse).any(), "lse has NaN"
     scale = want_out.abs().amax(dim=-1, keepdim=True).clamp_min(1e-3)
     error = ((out - want_out).abs() / scale).max().item()
-    assert error < 2e-2, f"out differs from the reference by {error:.3g} of the row's scale"
+    assert error < 1e-2, f"out differs from the reference by {error:.3g} of the row's scale"
     empty = torch.isinf(want_lse)
-    assert torch.equal(torch.isinf(lse), empty), "lse is -inf exactly for empty sequences"
+    assert torch.equal(lse == -math.inf, empty), "lse is -inf exactly for empty sequences"
     if (~empty).any():
         lse_error = (lse[~empty] - want_lse[~empty]).abs().max().item()
-        assert lse_error < 1e-3, f"lse differs from the reference by {lse_error:.3g}"
+        assert lse_error < 1e-4, f"lse differs from the reference by {lse_error:.3g}"
     assert (out[empty.unsqueeze(-1).expand_as(out)] == 0).all(), "empty sequences give 0"
 
 

@@ -39,16 +39,28 @@ def test_outputs_are_allocated_when_not_given():
     assert_matches(out, lse, problem)
 
 
-def test_strided_views_are_read_in_place():
-    # q as a slice of a wider projection, the cache with the engines' head axis of 1
+def strided_call(problem):
+    """q as a slice of a wider projection, out as a slice of a wider buffer, the cache with
+    the engines' head axis of 1: all read and written in place."""
+    batch, heads, d_qk = problem.q.shape
+    wide_q = torch.randn(batch, heads, 2 * d_qk, device=problem.q.device).to(torch.bfloat16)
+    wide_q[..., d_qk:] = problem.q
+    problem.q = wide_q[..., d_qk:]
+    wide_out = torch.full((batch, heads, 3 * 512), math.nan, dtype=torch.bfloat16,
+                          device=problem.q.device)
+    out = wide_out[..., 512:1024]
+    lse = torch.full((batch, heads), math.nan, device=problem.q.device)
+    mlalab.mla_decode(problem.q, problem.kv_cache.unsqueeze(2), problem.block_table,
+                      problem.seq_lens, problem.softmax_scale, out=out, lse=lse)
+    return wide_out, out, lse
+
+
+def test_strided_views_are_read_and_written_in_place():
     problem = make_problem("v4", [70, 5], 16, 64, seed=4)
-    wide_q = torch.randn(2, 16, 2 * 512).to(torch.bfloat16)
-    wide_q[..., 512:] = problem.q
-    problem.q = wide_q[..., 512:]
-    cache_4d = problem.kv_cache.unsqueeze(2)
-    out, lse = mlalab.mla_decode(problem.q, cache_4d, problem.block_table, problem.seq_lens,
-                                 problem.softmax_scale)
+    wide_out, out, lse = strided_call(problem)
     assert_matches(out, lse, problem)
+    assert torch.isnan(wide_out[..., :512].float()).all(), "nothing written beside out"
+    assert torch.isnan(wide_out[..., 1024:].float()).all(), "nothing written beside out"
 
 
 def call(problem, **changes):
@@ -69,6 +81,9 @@ def call(problem, **changes):
     (lambda p: {"kv_cache": p.kv_cache[:, :, :500]}, "must be as wide as q"),
     (lambda p: {"seq_lens": torch.tensor([10, 10_000], dtype=torch.int32)}, "seq_lens[1]"),
     (lambda p: {"block_table": p.block_table.clone().fill_(999)}, "page_table[0][0] = 999"),
+    (lambda p: {"lse": torch.full((2, 32), math.nan)[:, :16]}, "lse must be contiguous"),
+    (lambda p: {"sinks": torch.zeros(15)}, "sinks must have one logit per head (16), got 15"),
+    (lambda p: {"max_context": 0}, "max_context = 0: allowed [1, "),
 ])
 def test_bad_input_raises_value_error_naming_the_field(changes, message):
     problem = make_problem("v3", [10, 20], 16, 64, seed=5)

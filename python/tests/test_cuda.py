@@ -35,15 +35,40 @@ def test_cuda_kernels_match_the_reference(layout, lengths, heads, page_size, sin
 
 
 def test_runs_on_the_current_stream():
+    # The side stream first sleeps, then writes q: only a launch on that stream sees q. (The
+    # legacy default stream would not wait for a non-blocking side stream.)
     problem = make_problem("v3", [500, 900], 16, 64, seed=11).to("cuda")
+    q = problem.q
+    problem.q = torch.full_like(q, math.nan)
     out, lse = poisoned_outputs(problem)
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
+        torch.cuda._sleep(50_000_000)  # cycles: tens of milliseconds
+        problem.q.copy_(q)
         mlalab.mla_decode(problem.q, problem.kv_cache, problem.block_table, problem.seq_lens,
                           problem.softmax_scale, out=out, lse=lse)
     stream.synchronize()
     assert_matches(out, lse, problem)
+
+
+def test_strided_views_are_read_and_written_in_place():
+    from test_cpu import strided_call
+    problem = make_problem("v3", [70, 3000], 128, 64, seed=14).to("cuda")
+    wide_out, out, lse = strided_call(problem)
+    torch.cuda.synchronize()
+    assert_matches(out, lse, problem)
+    assert torch.isnan(wide_out[..., :512].float()).all(), "nothing written beside out"
+    assert torch.isnan(wide_out[..., 1024:].float()).all(), "nothing written beside out"
+
+
+def test_a_dispatcher_of_another_problem_is_refused_naming_both():
+    dispatcher = mlalab.Dispatcher("v3", 128, 64)
+    problem = make_problem("v3", [100], 16, 64, seed=15).to("cuda")
+    with pytest.raises(ValueError, match="serves layout v3, 128 heads, page size 64; this call "
+                                         "is layout v3, 16 heads, page size 64"):
+        mlalab.mla_decode(problem.q, problem.kv_cache, problem.block_table, problem.seq_lens,
+                          problem.softmax_scale, dispatcher=dispatcher)
 
 
 @pytest.mark.parametrize("split", ["heuristic", "balanced"])

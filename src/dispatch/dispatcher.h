@@ -105,6 +105,10 @@ class Dispatcher {
   // The resolution of a prepared key, or null.
   const ResolvedLaunch* find(DispatchKey key) const;
   std::size_t workspace_bytes() const { return workspace_bytes_; }
+  // The problem it serves.
+  Layout layout() const { return layout_; }
+  int num_heads() const { return num_heads_; }
+  int page_size() const { return page_size_; }
 
  private:
   Layout layout_;

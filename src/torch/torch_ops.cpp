@@ -11,16 +11,20 @@
 //   torch.ops.mlalab.configs(layout, smem_limit)                            -> JSON text
 //
 // CPU tensors run on the CPU backend, CUDA tensors through a Dispatcher on the current stream:
-// the caller's (handle > 0), or the default one of the call's (device, layout, heads, page
-// size), which prepares each key the first time it meets it outside a capture. Bad input raises
-// ValueError with the library's message (the field, its value, the allowed range) before any
-// launch.
+// the caller's (handle > 0), or the default one of the call's (layout, heads, page size), which
+// prepares each key the first time it meets it outside a capture. A dispatcher's calls are
+// serialised (a lock) and share its one workspace, so its launches belong on one stream; one
+// CUDA device per process. Bad input raises ValueError with the library's message (the field,
+// its value, the allowed range) before any launch: shapes, dtypes and strides on every call,
+// the contents of seq_lens and the block table on the CPU backend only (reading them on the
+// device would synchronise).
 #include <ATen/ATen.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -146,9 +150,15 @@ Layout parse_layout_arg(const std::string& text) {
 
 // ---- Dispatchers ------------------------------------------------------------------------
 
+// One dispatcher and what guards it: calls may come from several Python threads (the op runs
+// without the GIL), and prepare() can grow the workspace a concurrent run() would use.
+struct Entry {
+  std::unique_ptr<dispatch::Dispatcher> dispatcher;
+  std::mutex mutex;
+};
+
 // Every Dispatcher the process holds: those Python created (by handle) and the defaults of
-// calls without one. A dispatcher's workspace lives on the device that was current when it
-// was first prepared; the defaults are per device.
+// calls without one. Entries are never moved, so a reference stays valid until removed.
 class Dispatchers {
  public:
   static Dispatchers& instance() {
@@ -159,11 +169,12 @@ class Dispatchers {
   std::int64_t add(std::unique_ptr<dispatch::Dispatcher> dispatcher) {
     const std::lock_guard lock(mutex_);
     const std::int64_t handle = next_handle_++;
-    by_handle_.emplace(handle, std::move(dispatcher));
+    by_handle_[handle] = std::make_unique<Entry>();
+    by_handle_[handle]->dispatcher = std::move(dispatcher);
     return handle;
   }
 
-  dispatch::Dispatcher& get(std::int64_t handle) {
+  Entry& get(std::int64_t handle) {
     const std::lock_guard lock(mutex_);
     const auto found = by_handle_.find(handle);
     TORCH_CHECK_VALUE(found != by_handle_.end(), "dispatcher handle ", handle,
@@ -176,19 +187,45 @@ class Dispatchers {
     by_handle_.erase(handle);
   }
 
-  dispatch::Dispatcher& default_for(int device, Layout layout, int heads, int page_size) {
+  Entry& default_for(Layout layout, int heads, int page_size) {
     const std::lock_guard lock(mutex_);
-    auto& slot = defaults_[{device, layout, heads, page_size}];
-    if (!slot) slot = std::make_unique<dispatch::Dispatcher>(layout, heads, page_size);
+    auto& slot = defaults_[{layout, heads, page_size}];
+    if (!slot) {
+      slot = std::make_unique<Entry>();
+      slot->dispatcher = std::make_unique<dispatch::Dispatcher>(layout, heads, page_size);
+    }
     return *slot;
   }
 
  private:
   std::mutex mutex_;
   std::int64_t next_handle_ = 1;
-  std::map<std::int64_t, std::unique_ptr<dispatch::Dispatcher>> by_handle_;
-  std::map<std::tuple<int, Layout, int, int>, std::unique_ptr<dispatch::Dispatcher>> defaults_;
+  std::map<std::int64_t, std::unique_ptr<Entry>> by_handle_;
+  std::map<std::tuple<Layout, int, int>, std::unique_ptr<Entry>> defaults_;
 };
+
+// The kernels' host side describes and configures one device per process (kernels::
+// current_device, the shared-memory opt-in of each kernel): the first CUDA device a call
+// uses. A call on another is refused rather than launched with the wrong limits.
+void check_one_device(const at::Device& device) {
+  static std::atomic<int> first_device{-1};
+  int expected = -1;
+  first_device.compare_exchange_strong(expected, device.index());
+  const int used = first_device.load();
+  TORCH_CHECK(used == device.index(), "mlalab runs on one CUDA device per process: this one ",
+              "first used cuda:", used, ", and this call is on ", device,
+              " (start a process per GPU, as serving engines do)");
+}
+
+// A (batch, max context) key from Python's integers, refused beyond int range.
+dispatch::DispatchKey key_of(std::int64_t batch, std::int64_t max_context) {
+  constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
+  TORCH_CHECK_VALUE(batch >= 1 && batch <= kIntMax, "batch = ", batch, ": allowed [1, ", kIntMax,
+                    "]");
+  TORCH_CHECK_VALUE(max_context >= 1 && max_context <= kIntMax, "max_context = ", max_context,
+                    ": allowed [1, ", kIntMax, "]");
+  return {.batch = static_cast<int>(batch), .max_context = static_cast<int>(max_context)};
+}
 
 std::int64_t dispatcher_new(const std::string& layout, std::int64_t heads, std::int64_t page_size,
                             const std::optional<std::string>& table_path,
@@ -220,28 +257,28 @@ std::int64_t dispatcher_prepare(std::int64_t handle, const std::vector<std::int6
   TORCH_CHECK_VALUE(batches.size() == max_contexts.size(), "batches (", batches.size(),
                     ") and max_contexts (", max_contexts.size(), ") must pair up");
   std::vector<dispatch::DispatchKey> keys;
-  for (std::size_t i = 0; i < batches.size(); ++i) {
-    keys.push_back({.batch = static_cast<int>(batches[i]),
-                    .max_context = static_cast<int>(max_contexts[i])});
-  }
-  dispatch::Dispatcher& dispatcher = Dispatchers::instance().get(handle);
+  for (std::size_t i = 0; i < batches.size(); ++i) keys.push_back(key_of(batches[i], max_contexts[i]));
+  Entry& entry = Dispatchers::instance().get(handle);
   TORCH_CHECK(c10::cuda::device_count() > 0,
               "Dispatcher.prepare needs a CUDA device, and none is visible (CPU tensors run on "
               "the CPU backend without a dispatcher)");
+  check_one_device(at::Device(at::kCUDA, c10::cuda::current_device()));
+  const std::lock_guard lock(entry.mutex);
   try {
-    dispatcher.prepare(keys, c10::cuda::getCurrentCUDAStream().stream());
+    entry.dispatcher->prepare(keys, c10::cuda::getCurrentCUDAStream().stream());
   } catch (const std::invalid_argument& error) {
     TORCH_CHECK_VALUE(false, error.what());
   } catch (const std::exception& error) {  // capturing, or the allocation failed
     TORCH_CHECK(false, error.what());
   }
-  return static_cast<std::int64_t>(dispatcher.workspace_bytes());
+  return static_cast<std::int64_t>(entry.dispatcher->workspace_bytes());
 }
 
 std::string dispatcher_resolution(std::int64_t handle, std::int64_t batch,
                                   std::int64_t max_context) {
-  const dispatch::ResolvedLaunch* resolved = Dispatchers::instance().get(handle).find(
-      {.batch = static_cast<int>(batch), .max_context = static_cast<int>(max_context)});
+  Entry& entry = Dispatchers::instance().get(handle);
+  const std::lock_guard lock(entry.mutex);
+  const dispatch::ResolvedLaunch* resolved = entry.dispatcher->find(key_of(batch, max_context));
   if (resolved == nullptr) return {};
   return variant_name(resolved->config.shape) + " split " + resolved->config.split.to_string() +
          " (" + resolved->source + ")";
@@ -255,9 +292,10 @@ void mla_decode_cpu(const at::Tensor& q, const at::Tensor& kv_cache,
                     const at::Tensor& block_table, const at::Tensor& seq_lens,
                     double softmax_scale, const std::optional<at::Tensor>& sinks,
                     const at::Tensor& out, const at::Tensor& lse,
-                    std::optional<std::int64_t> /*max_context*/, std::int64_t /*dispatcher*/) {
+                    std::optional<std::int64_t> max_context, std::int64_t /*dispatcher*/) {
   const DecodeParams params =
       decode_params(q, kv_cache, block_table, seq_lens, softmax_scale, sinks, out, lse);
+  if (max_context) key_of(params.batch, *max_context);  // the same range as on CUDA
   if (const std::optional<InputError> error = kernels::run_cpu_backend(params)) {
     TORCH_CHECK_VALUE(false, error->message());
   }
@@ -270,32 +308,40 @@ void mla_decode_cuda(const at::Tensor& q, const at::Tensor& kv_cache,
                      std::optional<std::int64_t> max_context, std::int64_t dispatcher_handle) {
   const DecodeParams params =
       decode_params(q, kv_cache, block_table, seq_lens, softmax_scale, sinks, out, lse);
+  check_one_device(q.device());
   const c10::cuda::CUDAGuard device_guard(q.device());
   // The key's context: what the block table can hold unless the caller says less. Never the
   // live lengths, which are on the device.
-  const std::int64_t context =
-      max_context.value_or(static_cast<std::int64_t>(params.max_pages_per_seq) *
-                           params.page_size);
-  TORCH_CHECK_VALUE(context >= 1 && context <= std::numeric_limits<int>::max(),
-                    "max_context = ", context, ": allowed [1, ", std::numeric_limits<int>::max(),
-                    "]");
-  dispatch::Dispatcher& dispatcher =
-      dispatcher_handle > 0
-          ? Dispatchers::instance().get(dispatcher_handle)
-          : Dispatchers::instance().default_for(q.device().index(), layout_of(params),
-                                                params.num_heads, params.page_size);
+  const dispatch::DispatchKey key =
+      key_of(params.batch, max_context.value_or(static_cast<std::int64_t>(
+                               params.max_pages_per_seq) * params.page_size));
+  const bool own_dispatcher = dispatcher_handle > 0;
+  Entry& entry = own_dispatcher ? Dispatchers::instance().get(dispatcher_handle)
+                                : Dispatchers::instance().default_for(
+                                      layout_of(params), params.num_heads, params.page_size);
+  const std::lock_guard lock(entry.mutex);
+  dispatch::Dispatcher& dispatcher = *entry.dispatcher;
+  TORCH_CHECK_VALUE(dispatcher.layout() == layout_of(params) &&
+                        dispatcher.num_heads() == params.num_heads &&
+                        dispatcher.page_size() == params.page_size,
+                    "the dispatcher serves layout ", name_of(dispatcher.layout()), ", ",
+                    dispatcher.num_heads(), " heads, page size ", dispatcher.page_size(),
+                    "; this call is layout ", name_of(layout_of(params)), ", ", params.num_heads,
+                    " heads, page size ", params.page_size);
   kernels::LaunchStatus status;
   try {
-    status = dispatcher.run(params, static_cast<int>(context),
-                            c10::cuda::getCurrentCUDAStream().stream());
+    status = dispatcher.run(params, key.max_context, c10::cuda::getCurrentCUDAStream().stream());
   } catch (const dispatch::UnpreparedKey& error) {
-    TORCH_CHECK(false, error.what());
+    TORCH_CHECK(false, error.what(),
+                own_dispatcher ? " (mlalab.Dispatcher.prepare)"
+                               : " (no dispatcher was passed: run the call once outside capture, "
+                                 "which prepares the default one, or pass a prepared "
+                                 "mlalab.Dispatcher)");
   } catch (const std::invalid_argument& error) {
     TORCH_CHECK_VALUE(false, error.what());
   }
   if (!status.ok()) {
-    const dispatch::ResolvedLaunch* resolved =
-        dispatcher.find({.batch = params.batch, .max_context = static_cast<int>(context)});
+    const dispatch::ResolvedLaunch* resolved = dispatcher.find(key);
     const std::string text =
         resolved != nullptr ? kernels::launch_failure_text(status, params, resolved->config)
                             : std::string(cudaGetErrorString(status.error));
