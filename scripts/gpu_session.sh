@@ -6,10 +6,13 @@
 # most 8 files).
 #
 #   scripts/gpu_session.sh BUILD_DIR OUT_DIR [stage ...]
-# stages: info configs tests bench sanitize ab (default: all, in that order: the figures
-# first, the slow sanitizer and the long A/B runs last)
+# stages: info configs tests bench sanitize ab python peers (default: the first six, in that
+# order: the figures first, the slow sanitizer and the long A/B runs last). python installs the
+# Python package into the machine's Python (pip --no-build-isolation, MLALAB_VARIANTS /
+# MLALAB_CUDA_ARCHS as for pip) and runs python/tests; peers (after python) runs
+# bench/peers/peer_table.py, whose peers must be importable (FlashInfer: carry its wheel).
 # Environment: MLALAB_BENCH_VARIANTS (comma list or 'all', default all), MLALAB_AB_MINUTES
-# (per experiment, default: the file's max_minutes).
+# (per experiment, default: the file's max_minutes), MLALAB_PEERS_ARGS (peer_table.py's).
 set -uo pipefail
 build=${1:?build dir}
 out=${2:?output dir}
@@ -82,6 +85,16 @@ for stage in "${stages[@]}"; do
         fingerprint=$(ls -d "$out/ab/$name"-*/ 2>/dev/null | tail -n 1)fingerprint.json
         run "verify_$name" "$mlalab" verify "$fingerprint" --experiment "$experiment"
       done
+      ;;
+    python)
+      run python_install python3 -m pip install --no-build-isolation --no-index .
+      run python_tests bash -c "cd python/tests && python3 -m pytest -q -rs \
+        --junitxml='$(realpath -m "$out")/python.xml' ."
+      ;;
+    peers)
+      # shellcheck disable=SC2086  # MLALAB_PEERS_ARGS is a list of arguments
+      run peers python3 bench/peers/peer_table.py --json "$out/peers.json" \
+        --markdown "$out/peers.md" ${MLALAB_PEERS_ARGS:-}
       ;;
     *) echo "unknown stage $stage"; status=1 ;;
   esac
