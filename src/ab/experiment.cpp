@@ -5,39 +5,28 @@
 #define TOML_HEADER_ONLY 1
 #include <toml++/toml.h>
 
-#include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <memory>
 #include <numeric>
 #include <numbers>
 #include <random>
 #include <regex>
-#include <sstream>
 #include <string_view>
 
 #include "bench/bench_runner.h"
-#include "bench/device_info.h"
 #include "core/nearest_word.h"
 #include "core/validate.h"
-#include "kernels/registry.h"
-#include "dispatch/feasibility.h"
 #include "dispatch/tuning_table.h"
 
 namespace mlalab::ab {
 namespace {
-
-// The most shared memory one CTA may opt in to on any GPU mlalab builds for: 227 KiB on sm_90
-// (and sm_100). Without a GPU only a variant whose plan exceeds this is certain to run nowhere.
-constexpr int kLargestSmemOptinBytes = 232448;
 
 // Ranges of the schema (experiment.h lists them all), each with the reason for its bound.
 constexpr int kMaxNameChars = 64;  // arm names head report columns; longer ones wrap them
@@ -218,14 +207,8 @@ struct ArmSource {
 
 class Parser {
  public:
-  Parser(std::string path, const ParseOptions& options) : path_(std::move(path)) {
-    if (options.compiled_variants) {
-      compiled_ = *options.compiled_variants;
-    } else {
-      for (const auto& variant : kernels::compiled_variants()) compiled_.push_back(variant.name);
-    }
-    feasibility_ = options.feasibility ? options.feasibility : default_feasibility_check();
-  }
+  Parser(std::string path, const ParseInputs& inputs)
+      : path_(std::move(path)), compiled_(inputs.compiled_variants), feasibility_(inputs.feasibility) {}
 
   Experiment parse(const std::string& text) {
     toml::table root;
@@ -254,7 +237,7 @@ class Parser {
       settle_command_backend(top, experiment);
     }
     check_arms_differ(experiment);
-    if (experiment.backend == "cuda") check_feasibility(experiment);
+    if (experiment.backend == "cuda" && feasibility_) check_feasibility(experiment);
     return experiment;
   }
 
@@ -1254,42 +1237,9 @@ std::vector<int> sample_context_lengths(const ContextSpec& spec, int count) {
   return lengths;
 }
 
-FeasibilityCheck default_feasibility_check() {
-  return [](const VariantShape& shape, Layout layout) -> std::optional<std::string> {
-    const int d_qk = dims_of(layout).d_qk;
-    if (dispatch::current_gpu_limits()) {
-      const dispatch::Placement placement = dispatch::judge_here(shape, d_qk);
-      if (placement.verdict.feasible) return std::nullopt;
-      return placement.verdict.reason + " (on this GPU)";
-    }
-    // No GPU: only a variant that can run nowhere is refused here; the runner, on a GPU,
-    // judges the rest.
-    const dispatch::Placement placement = dispatch::judge_here(shape, d_qk, kLargestSmemOptinBytes);
-    if (placement.verdict.feasible) return std::nullopt;
-    return placement.verdict.reason +
-           " (no GPU here: judged on the plan against the largest shared memory per CTA that "
-           "any supported GPU allows)";
-  };
-}
-
-Experiment parse_experiment(const std::string& text, const std::string& path_for_errors,
-                            const ParseOptions& options) {
-  return Parser(path_for_errors, options).parse(text);
-}
-
-Experiment load_experiment(const std::string& path, const ParseOptions& options) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    throw ExperimentError(path, 0, "", fmt::format("cannot open the file: {}",
-                                                   std::strerror(errno)));
-  }
-  std::ostringstream text;
-  text << file.rdbuf();
-  if (file.bad()) {
-    throw ExperimentError(path, 0, "", fmt::format("cannot read the file: {}",
-                                                   std::strerror(errno)));
-  }
-  return parse_experiment(text.str(), path, options);
+Experiment parse_experiment_text(const std::string& text, const std::string& path_for_errors,
+                                 const ParseInputs& inputs) {
+  return Parser(path_for_errors, inputs).parse(text);
 }
 
 }  // namespace mlalab::ab

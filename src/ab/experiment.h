@@ -239,7 +239,20 @@ struct ParseOptions {
   FeasibilityCheck feasibility;
 };
 
-// Parses and checks the file. Kernel arms must name a variant compiled into this build whose
+// What the parser itself checks arms against, given in full: it reads no build and no GPU.
+struct ParseInputs {
+  std::vector<std::string> compiled_variants;  // the variants kernel arms may name
+  FeasibilityCheck feasibility;                // for cuda experiments; empty: not judged
+};
+
+// The parser: TOML text → Experiment, every field checked (names, ranges, arms against
+// `inputs`). Needs no CUDA (experiment.cpp); what follows adds this build and machine
+// (experiment_here.cpp). Throws ExperimentError.
+Experiment parse_experiment_text(const std::string& text, const std::string& path_for_errors,
+                                 const ParseInputs& inputs);
+
+// The parser with this build's variants and this machine's feasibility check unless
+// `options` gives its own. Kernel arms must name a variant compiled into this build whose
 // shape is feasible (dispatch::judge on this GPU, or on the shared-memory plan without one);
 // infeasible or unknown ones are refused with the reason. Throws ExperimentError.
 Experiment load_experiment(const std::string& path, const ParseOptions& options = {});

@@ -778,6 +778,25 @@ TEST(ExperimentFeasibility, TheCpuBackendIsNotJudged) {
       options));
 }
 
+// The parser on its own: the variants it accepts and the feasibility it applies are what it is
+// given, nothing of this build or machine.
+TEST(ExperimentParserAlone, TakesItsVariantsFromItsInputsAndJudgesNothingWithoutACheck) {
+  const ParseInputs inputs{.compiled_variants = {"h16_t16_w4_s2", "h16_t16_w8_s2"},
+                           .feasibility = {}};
+  const Experiment experiment = parse_experiment_text(kHeader + kBaseline + kVariant, kPath,
+                                                      inputs);
+  EXPECT_EQ(experiment.variants.size(), 1u);
+  // A variant outside the given list is unknown, whatever this build compiled.
+  try {
+    parse_experiment_text(kHeader + kBaseline + kVariant,
+                          kPath, ParseInputs{.compiled_variants = {"h16_t16_w4_s2"},
+                                             .feasibility = {}});
+    FAIL() << "expected an error";
+  } catch (const ExperimentError& error) {
+    EXPECT_MENTIONS(error, "h16_t16_w8_s2");
+  }
+}
+
 // A plan larger than any GPU's per-CTA shared memory can run nowhere; the default check
 // refuses it on a machine with or without a GPU. (h64_t64_w8_s4 at V3 plans 402,176 B.)
 TEST(ExperimentFeasibility, TheDefaultCheckRefusesAPlanNoGpuCanHold) {
