@@ -111,22 +111,24 @@ def mla_decode(q: torch.Tensor, kv_cache: torch.Tensor, block_table: torch.Tenso
 
 @dataclasses.dataclass(frozen=True)
 class VariantConfig:
-    """One compiled kernel variant, as judged for this machine (`mlalab configs`)."""
+    """One compiled kernel variant as judged for this machine: a row of `mlalab configs`
+    (the same fields as its --json)."""
     name: str
-    family: str               # "portable" (mma.sync) or "wgmma" (sm_90a)
-    block_h: int              # query heads per CTA
-    block_t: int              # KV tokens per pipeline step
+    family: str                        # "portable" (mma.sync) or "wgmma" (sm_90a)
+    block_h: int                       # query heads per CTA
+    block_t: int                       # KV tokens per pipeline step
     warps: int
-    stages: int               # pipeline depth
-    smem_bytes: int           # shared memory per CTA
-    registers: Optional[int]  # per thread; None without a GPU
+    stages: int                        # pipeline depth
+    smem_bytes: int                    # dynamic shared memory per CTA (the plan)
+    static_smem_bytes: Optional[int]   # of the compiled kernel; None without a GPU
+    regs: Optional[int]                # per thread; None without a GPU
     spill_bytes: Optional[int]
-    ctas_per_sm: Optional[int]
-    balanced_ctas_per_sm: Optional[int]
-    feasible: bool            # False: `reason` says which limit it exceeds
-    reason: str
-    unchecked: Sequence[str]  # rules that need a GPU (or the compiled kernel) to judge
-    measured: bool            # usage read from the compiled kernel on this GPU
+    max_ctas_per_sm: Optional[int]     # resident CTAs per SM, split build
+    max_balanced_ctas_per_sm: Optional[int]  # and balanced build
+    feasible: bool                     # False: `reason` says which limit it exceeds
+    reason: str                        # also what is missing when feasibility is unknown
+    unchecked: Sequence[str]           # rules that need a GPU (or the compiled kernel)
+    measured: bool                     # usage read from the compiled kernel on this GPU
     code_hash: str
 
 

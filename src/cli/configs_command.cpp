@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <stdexcept>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,8 +22,6 @@
 namespace mlalab::cli {
 namespace {
 
-// Far above any GPU's per-CTA shared memory (227 KiB on sm_90), so a larger value is a typo.
-constexpr int kMaxSmemLimitBytes = 1 << 20;
 constexpr const char* kUnknown = "-";
 
 struct ConfigsOptions {
@@ -33,57 +30,26 @@ struct ConfigsOptions {
   std::string json_path;
 };
 
-// One variant's line of the report.
-struct ConfigRow {
-  const kernels::Variant* variant = nullptr;
-  dispatch::ResourceUsage usage;
-  bool measured = false;  // usage came from the GPU (registers, spills, occupancy known)
-  dispatch::Feasibility verdict;
-};
-
-std::string feasible_text(const dispatch::Feasibility& verdict) {
-  if (!verdict.feasible) return "no";
-  return verdict.smem_unchecked() ? "unknown" : "yes";
-}
-
-// `reason` as printed and written: why not; or, for an unknown verdict, what is missing.
-std::string reason_text(const dispatch::Feasibility& verdict) {
-  if (verdict.smem_unchecked()) return "no shared-memory limit: no GPU and no --smem-limit";
-  return verdict.reason;
-}
-
 std::string optional_text(const std::optional<int>& value) {
   return value ? group_thousands(*value) : kUnknown;
 }
 
-std::vector<ConfigRow> collect_rows(int d_qk, std::optional<int> smem_limit) {
-  std::vector<ConfigRow> rows;
-  for (const auto& variant : kernels::compiled_variants()) {
-    const dispatch::Placement placement = dispatch::judge_here(variant.shape, d_qk, smem_limit);
-    rows.push_back({.variant = &variant,
-                    .usage = placement.usage,
-                    .measured = placement.measured,
-                    .verdict = placement.verdict});
-  }
-  return rows;
-}
-
-void print_table(const std::vector<ConfigRow>& rows) {
+void print_table(const std::vector<dispatch::PlacedVariant>& rows) {
   const std::vector<std::string> headers = {
       "variant", "block_h", "block_t", "warps", "stages", "regs", "smem dynamic B",
       "smem static B", "spill B", "CTAs/SM", "balanced CTAs/SM", "feasible", "reason"};
   std::vector<std::vector<std::string>> cells;
-  for (const auto& row : rows) {
-    const auto& shape = row.variant->shape;
-    cells.push_back({row.variant->name, std::to_string(shape.block_h),
-                     std::to_string(shape.block_t), std::to_string(shape.warps),
-                     std::to_string(shape.stages), optional_text(row.usage.regs),
-                     group_thousands(row.usage.smem_bytes),
-                     row.measured ? group_thousands(row.usage.static_smem_bytes) : kUnknown,
-                     optional_text(row.usage.spill_bytes),
-                     optional_text(row.usage.max_ctas_per_sm),
-                     optional_text(row.usage.max_balanced_ctas_per_sm), feasible_text(row.verdict),
-                     reason_text(row.verdict)});
+  for (const auto& [variant, placement] : rows) {
+    const VariantShape& shape = variant->shape;
+    const dispatch::ResourceUsage& usage = placement.usage;
+    cells.push_back({variant->name, std::to_string(shape.block_h), std::to_string(shape.block_t),
+                     std::to_string(shape.warps), std::to_string(shape.stages),
+                     optional_text(usage.regs), group_thousands(usage.smem_bytes),
+                     placement.measured ? group_thousands(usage.static_smem_bytes) : kUnknown,
+                     optional_text(usage.spill_bytes), optional_text(usage.max_ctas_per_sm),
+                     optional_text(usage.max_balanced_ctas_per_sm),
+                     dispatch::feasible_text(placement.verdict),
+                     dispatch::reason_text(placement.verdict)});
   }
   std::vector<std::size_t> widths(headers.size());
   for (std::size_t column = 0; column < headers.size(); ++column) {
@@ -111,29 +77,6 @@ void print_table(const std::vector<ConfigRow>& rows) {
   };
   print_line(headers);
   for (const auto& line : cells) print_line(line);
-}
-
-nlohmann::ordered_json to_json(const std::vector<ConfigRow>& rows) {
-  const auto optional_json = [](const std::optional<int>& value) {
-    return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
-  };
-  auto list = nlohmann::ordered_json::array();
-  for (const auto& row : rows) {
-    const auto& shape = row.variant->shape;
-    list.push_back({{"name", row.variant->name},
-                    {"block_h", shape.block_h},
-                    {"block_t", shape.block_t},
-                    {"warps", shape.warps},
-                    {"stages", shape.stages},
-                    {"smem_bytes", row.usage.smem_bytes},
-                    {"regs", optional_json(row.usage.regs)},
-                    {"spill_bytes", optional_json(row.usage.spill_bytes)},
-                    {"max_ctas_per_sm", optional_json(row.usage.max_ctas_per_sm)},
-                    {"max_balanced_ctas_per_sm", optional_json(row.usage.max_balanced_ctas_per_sm)},
-                    {"feasible", row.verdict.feasible},
-                    {"reason", reason_text(row.verdict)}});
-  }
-  return list;
 }
 
 int run_configs(const ConfigsOptions& options) {
@@ -165,18 +108,21 @@ int run_configs(const ConfigsOptions& options) {
   }
   fmt::print("\n");
 
-  const auto rows = collect_rows(d_qk, options.smem_limit);
+  const auto rows = dispatch::place_compiled_variants(d_qk, options.smem_limit);
   print_table(rows);
   const auto count = [&](const char* verdict) {
-    return std::count_if(rows.begin(), rows.end(),
-                         [&](const ConfigRow& row) { return feasible_text(row.verdict) == verdict; });
+    return std::count_if(rows.begin(), rows.end(), [&](const dispatch::PlacedVariant& row) {
+      return dispatch::feasible_text(row.placement.verdict) == verdict;
+    });
   };
   fmt::print("\n{} feasible, {} pruned, {} unknown\n", count("yes"), count("no"), count("unknown"));
 
   if (!options.json_path.empty()) {
     try {
       write_file_atomically(options.json_path,
-                            [&](std::ostream& out) { out << to_json(rows).dump(2) << '\n'; });
+                            [&](std::ostream& out) {
+        out << dispatch::variant_table_json(rows).dump(2) << '\n';
+      });
     } catch (const std::runtime_error& error) {
       fmt::print(stderr, "mlalab configs: --json: {}\n", error.what());
       return kExitError;
@@ -197,7 +143,8 @@ CLI::App* add_configs_command(CLI::App& app, int& exit_code) {
                       "the larger) or v4 (d_qk 512)")
       ->check(CLI::IsMember({"v3", "v4"}))
       ->capture_default_str();
-  const IntegerRange smem_limit_range{.low = 1, .high = kMaxSmemLimitBytes, .unit = "bytes"};
+  const IntegerRange smem_limit_range{
+      .low = 1, .high = dispatch::kMaxSmemLimitOverrideBytes, .unit = "bytes"};
   add_checked_option(*command, "--smem-limit", options->smem_limit, integer_in(smem_limit_range),
                      fmt::format("Also judge shared memory per CTA against BYTES, in {} (the "
                                  "smaller of this and the GPU's opt-in limit applies). 101376 "

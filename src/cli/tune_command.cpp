@@ -27,8 +27,6 @@
 namespace mlalab::cli {
 namespace {
 
-// Far above any GPU's per-CTA shared memory (227 KiB on sm_90), so a larger value is a typo.
-constexpr int kMaxSmemLimitBytes = 1 << 20;
 constexpr int kMaxRaceRounds = 1000;
 constexpr int kMaxLaunchesPerSample = 1000;
 
@@ -268,7 +266,8 @@ CLI::App* add_tune_command(CLI::App& app, int& exit_code) {
                                   compiled_variant_names()))
       ->type_name("all|NAME[,NAME...]")
       ->check(variant_list_validator());
-  const IntegerRange smem_limit_range{.low = 1, .high = kMaxSmemLimitBytes, .unit = "bytes"};
+  const IntegerRange smem_limit_range{
+      .low = 1, .high = dispatch::kMaxSmemLimitOverrideBytes, .unit = "bytes"};
   add_checked_option(*command, "--smem-limit", options->smem_limit, integer_in(smem_limit_range),
                      fmt::format("Prune variants needing more shared memory per CTA than BYTES, "
                                  "in {} (e.g. 101376, consumer Blackwell's limit)",

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <bit>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -36,6 +37,23 @@ void check_key(DispatchKey key) {
     throw std::invalid_argument(
         "dispatch key: " +
         InputError{"max_context", std::to_string(key.max_context), "≥ 1 (tokens)"}.message());
+  }
+}
+
+// The problem a dispatcher serves, in the ranges validate_shapes allows a call.
+void check_problem(int num_heads, int page_size) {
+  if (num_heads < 1 || num_heads > kMaxHeads) {
+    throw std::invalid_argument(
+        "dispatcher: " +
+        InputError{"num_heads", std::to_string(num_heads), fmt::format("[1, {}]", kMaxHeads)}
+            .message());
+  }
+  if (page_size < 1 || page_size > kMaxPageSize ||
+      !std::has_single_bit(static_cast<unsigned>(page_size))) {
+    throw std::invalid_argument(
+        "dispatcher: " + InputError{"page_size", std::to_string(page_size),
+                                    fmt::format("a power of two in [1, {}]", kMaxPageSize)}
+                             .message());
   }
 }
 
@@ -137,6 +155,7 @@ Dispatcher::Dispatcher(Layout layout, int num_heads, int page_size,
       page_size_(page_size),
       table_(std::move(table)),
       default_split_(default_split) {
+  check_problem(num_heads_, page_size_);
   if (!table_) return;
   // The problem is part of the identity, so a table of another layout, head count or page
   // size is refused here too.

@@ -78,7 +78,8 @@ class Dispatcher {
   // Without a table every key gets default_config with `default_split`: the heuristic, or
   // balanced for serving's mixed lengths. A table must match this process (identity_mismatch)
   // and this problem (layout, heads, page size); else throws TableError naming the field that
-  // differs.
+  // differs. Heads or a page size no call could have throw std::invalid_argument naming the
+  // field and its range, as DecodeParams validation words them.
   Dispatcher(Layout layout, int num_heads, int page_size,
              std::optional<TuningTable> table = std::nullopt, SplitPolicy default_split = {});
   ~Dispatcher();

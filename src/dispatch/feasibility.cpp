@@ -165,4 +165,55 @@ Placement judge_here(const VariantShape& shape, int d_qk,
   return placement;
 }
 
+std::vector<PlacedVariant> place_compiled_variants(int d_qk,
+                                                   std::optional<int> smem_limit_override) {
+  std::vector<PlacedVariant> table;
+  for (const kernels::Variant& variant : kernels::compiled_variants()) {
+    table.push_back({.variant = &variant,
+                     .placement = judge_here(variant.shape, d_qk, smem_limit_override)});
+  }
+  return table;
+}
+
+std::string feasible_text(const Feasibility& verdict) {
+  if (!verdict.feasible) return "no";
+  return verdict.smem_unchecked() ? "unknown" : "yes";
+}
+
+std::string reason_text(const Feasibility& verdict) {
+  if (verdict.smem_unchecked()) return "no shared-memory limit: no GPU and no --smem-limit";
+  return verdict.reason;
+}
+
+nlohmann::ordered_json variant_table_json(const std::vector<PlacedVariant>& table) {
+  const auto optional_json = [](const std::optional<int>& value) {
+    return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+  };
+  auto list = nlohmann::ordered_json::array();
+  for (const auto& [variant, placement] : table) {
+    const VariantShape& shape = variant->shape;
+    const ResourceUsage& usage = placement.usage;
+    list.push_back(
+        {{"name", variant->name},
+         {"family", shape.family == KernelFamily::kWgmma ? "wgmma" : "portable"},
+         {"block_h", shape.block_h},
+         {"block_t", shape.block_t},
+         {"warps", shape.warps},
+         {"stages", shape.stages},
+         {"smem_bytes", usage.smem_bytes},
+         {"static_smem_bytes",
+          placement.measured ? nlohmann::ordered_json(usage.static_smem_bytes) : nullptr},
+         {"regs", optional_json(usage.regs)},
+         {"spill_bytes", optional_json(usage.spill_bytes)},
+         {"max_ctas_per_sm", optional_json(usage.max_ctas_per_sm)},
+         {"max_balanced_ctas_per_sm", optional_json(usage.max_balanced_ctas_per_sm)},
+         {"feasible", placement.verdict.feasible},
+         {"reason", reason_text(placement.verdict)},
+         {"unchecked", placement.verdict.unchecked},
+         {"measured", placement.measured},
+         {"code_hash", variant->code_hash}});
+  }
+  return list;
+}
+
 }  // namespace mlalab::dispatch

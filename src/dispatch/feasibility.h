@@ -14,6 +14,8 @@
 // A rule whose inputs are unknown (no GPU, no limit) is not failed but listed as unchecked.
 #include <cuda_runtime_api.h>
 
+#include <nlohmann/json.hpp>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -91,5 +93,27 @@ struct Placement {
 };
 Placement judge_here(const VariantShape& shape, int d_qk,
                      std::optional<int> smem_limit_override = std::nullopt);
+
+// Far above any GPU's per-CTA shared memory (227 KiB on sm_90): a larger override is a typo.
+constexpr int kMaxSmemLimitOverrideBytes = 1 << 20;
+
+// The variant table: every compiled variant judged here at a row width, in registry order.
+struct PlacedVariant {
+  const kernels::Variant* variant = nullptr;
+  Placement placement;
+};
+std::vector<PlacedVariant> place_compiled_variants(int d_qk,
+                                                   std::optional<int> smem_limit_override);
+
+// The verdict in a word: "no" (a known limit is exceeded), "unknown" (nothing failed, but
+// there is no shared-memory limit to judge against: no GPU and no override) or "yes".
+std::string feasible_text(const Feasibility& verdict);
+// The reason as printed and written: why not; for an unknown verdict, what is missing.
+std::string reason_text(const Feasibility& verdict);
+
+// The table as `mlalab configs --json` writes it and mlalab.configs() returns it: one object
+// per variant (name, shape, family, shared memory, registers, spills, occupancy of both
+// builds, the verdict, the rules left unchecked, whether measured, the code hash).
+nlohmann::ordered_json variant_table_json(const std::vector<PlacedVariant>& table);
 
 }  // namespace mlalab::dispatch

@@ -30,7 +30,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -233,19 +232,23 @@ std::int64_t dispatcher_new(const std::string& layout, std::int64_t heads, std::
   std::string split_error;
   const std::optional<SplitPolicy> policy = parse_split_policy(split, &split_error);
   TORCH_CHECK_VALUE(policy.has_value(), "split = '", split, "': ", split_error);
-  TORCH_CHECK_VALUE(heads >= 1 && heads <= kMaxHeads, "heads = ", heads, ": allowed [1, ",
-                    kMaxHeads, "]");
-  TORCH_CHECK_VALUE(page_size >= 1 && page_size <= kMaxPageSize &&
-                        (page_size & (page_size - 1)) == 0,
-                    "page_size = ", page_size, ": allowed a power of two in [1, ", kMaxPageSize,
-                    "]");
+  // The dispatcher checks their ranges; an int holds every value it could accept.
+  const auto as_int = [](const char* field, std::int64_t value) {
+    TORCH_CHECK_VALUE(value >= std::numeric_limits<int>::min() &&
+                          value <= std::numeric_limits<int>::max(),
+                      field, " = ", value, ": not an int");
+    return static_cast<int>(value);
+  };
+  const int heads_int = as_int("num_heads", heads);
+  const int page_size_int = as_int("page_size", page_size);
   try {
     std::optional<dispatch::TuningTable> table;
     if (table_path) table = dispatch::read_table(*table_path);
     return Dispatchers::instance().add(std::make_unique<dispatch::Dispatcher>(
-        parse_layout_arg(layout), static_cast<int>(heads), static_cast<int>(page_size),
-        std::move(table), *policy));
+        parse_layout_arg(layout), heads_int, page_size_int, std::move(table), *policy));
   } catch (const dispatch::TableError& error) {
+    TORCH_CHECK_VALUE(false, error.what());
+  } catch (const std::invalid_argument& error) {  // heads or page size out of range
     TORCH_CHECK_VALUE(false, error.what());
   } catch (const std::runtime_error& error) {  // no compiled variant can run here
     TORCH_CHECK(false, error.what());
@@ -354,36 +357,13 @@ void mla_decode_cuda(const at::Tensor& q, const at::Tensor& kv_cache,
 
 std::string configs(const std::string& layout, std::optional<std::int64_t> smem_limit) {
   const int d_qk = dims_of(parse_layout_arg(layout)).d_qk;
-  TORCH_CHECK_VALUE(!smem_limit || (*smem_limit >= 1 && *smem_limit <= (1 << 20)),
-                    "smem_limit = ", smem_limit.value_or(0), ": allowed [1, 1048576] bytes");
+  constexpr std::int64_t kMaxLimit = dispatch::kMaxSmemLimitOverrideBytes;
+  TORCH_CHECK_VALUE(!smem_limit || (*smem_limit >= 1 && *smem_limit <= kMaxLimit),
+                    "smem_limit = ", smem_limit.value_or(0), ": allowed [1, ", kMaxLimit,
+                    "] bytes");
   std::optional<int> limit;
   if (smem_limit) limit = static_cast<int>(*smem_limit);
-  nlohmann::json variants = nlohmann::json::array();
-  for (const kernels::Variant& variant : kernels::compiled_variants()) {
-    const dispatch::Placement placement = dispatch::judge_here(variant.shape, d_qk, limit);
-    const auto optional_int = [](const std::optional<int>& value) {
-      return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
-    };
-    variants.push_back({
-        {"name", variant.name},
-        {"family", variant.shape.family == KernelFamily::kWgmma ? "wgmma" : "portable"},
-        {"block_h", variant.shape.block_h},
-        {"block_t", variant.shape.block_t},
-        {"warps", variant.shape.warps},
-        {"stages", variant.shape.stages},
-        {"smem_bytes", placement.usage.smem_bytes + placement.usage.static_smem_bytes},
-        {"registers", optional_int(placement.usage.regs)},
-        {"spill_bytes", optional_int(placement.usage.spill_bytes)},
-        {"ctas_per_sm", optional_int(placement.usage.max_ctas_per_sm)},
-        {"balanced_ctas_per_sm", optional_int(placement.usage.max_balanced_ctas_per_sm)},
-        {"feasible", placement.verdict.feasible},
-        {"reason", placement.verdict.reason},
-        {"unchecked", placement.verdict.unchecked},
-        {"measured", placement.measured},
-        {"code_hash", variant.code_hash},
-    });
-  }
-  return variants.dump();
+  return dispatch::variant_table_json(dispatch::place_compiled_variants(d_qk, limit)).dump();
 }
 
 }  // namespace

@@ -184,6 +184,17 @@ TEST(Dispatcher, PreparesEachKeyAsResolveLaunchDoesInAnyOrder) {
   }
 }
 
+TEST(Dispatcher, AProblemNoCallCouldHaveIsRefusedNamingTheField) {
+  const auto refusal = [](int heads, int page_size) {
+    return message_of<std::invalid_argument>(
+        [&] { Dispatcher dispatcher(Layout::kV3, heads, page_size); });
+  };
+  EXPECT_EQ(refusal(0, 64), "dispatcher: num_heads = 0: allowed [1, 128]");
+  EXPECT_EQ(refusal(129, 64), "dispatcher: num_heads = 129: allowed [1, 128]");
+  EXPECT_EQ(refusal(16, 48), "dispatcher: page_size = 48: allowed a power of two in [1, 128]");
+  EXPECT_EQ(refusal(16, 256), "dispatcher: page_size = 256: allowed a power of two in [1, 128]");
+}
+
 TEST(ResolveLaunch, AKeyOutOfRangeIsRefusedNamingTheField) {
   const auto refusal = [](DispatchKey key) {
     return message_of<std::invalid_argument>([&] { resolve(nullptr, key); });
