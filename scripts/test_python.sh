@@ -45,6 +45,7 @@ fi
 "$python" -m pip install -q "scikit-build-core>=0.10" "pytest>=7" numpy ||  # numpy: torch warns without it
   skip_all "scikit-build-core, pytest or numpy could not be installed from PyPI"
 echo "python tests: building the package (variants '$MLALAB_VARIANTS', archs '$MLALAB_CUDA_ARCHS')"
-"$python" -m pip install -q --no-build-isolation "$repo_root"
+# As a user installs it (torch and scikit-build-core are there now, so it installs only mlalab).
+PYTHON="$python" bash "$repo_root/scripts/install_python.sh"
 cd "$repo_root/python/tests"
 "$python" -m pytest -q -rs --junitxml="$junit" .
