@@ -46,7 +46,7 @@ struct GpuLimits {
 
 struct Feasibility {
   bool feasible = true;  // false only when a known limit is exceeded
-  std::string reason;    // why not, e.g. "needs 142,528 B of shared memory, limit 101,376 B
+  std::string reason;    // why not, e.g. "needs 142,544 B of shared memory, limit 101,376 B
                          // (requested limit)"; empty when feasible
   std::vector<std::string> unchecked;  // rules that could not be evaluated, e.g. "spills (no GPU)"
 

@@ -58,6 +58,17 @@ struct SequenceParts {
   std::int32_t count;
 };
 
+// Where a balanced worker stands in its share: the next part's sequence and first
+// block_t-token step, and the steps of the share not yet handed out. It lives in the kernels'
+// dynamic shared memory (their SmemPlan's cursor region), not in a static __shared__
+// variable: static shared memory comes first and moves the dynamic base, and 128 bytes of it
+// made the wgmma kernel 8.5 % slower on the same work (docs/perf-notes.md, version 5).
+struct PartsCursor {
+  int batch;
+  int step;
+  long long remaining;
+};
+
 constexpr SequenceParts sequence_parts(int batch_index, std::int64_t start, std::int64_t length,
                                        int workers, std::int64_t total_steps) {
   if (length == 0) return {0, 0};

@@ -64,13 +64,7 @@ struct CtaWork {
   }
 };
 
-// Where a balanced worker stands in its share: the next part's sequence and first
-// block_t-token step, and the steps of the share not yet handed out.
-struct PartsCursor {
-  int batch;
-  int step;
-  long long remaining;
-};
+using balanced::PartsCursor;
 
 // The parts a CTA computes. A split launch's CTA has at most one: its split of one sequence.
 // A balanced worker has one per sequence its share of the token stream touches; the share is

@@ -13,7 +13,8 @@ constexpr int kH200Optin = 232448;               // 227 KiB: sm_90's per-CTA opt
 
 // The shared-memory plan of traits.h, written out by hand for the cases below (bf16 = 2 B,
 // fp32 = 4 B, rows of d_qk + 8 bf16, score rows of block_t + 8 floats per k-slice of warps,
-// P rows of block_t + 8 bf16, 3 floats of row state per head):
+// P rows of block_t + 8 bf16, 3 floats of row state per head, a balanced launch's 16-byte
+// cursor over its parts):
 //
 //   h16_t32_w4_s2, V3: S = 1 m-tile × 4 n-tiles; the split reading the fewest fragment bytes
 //   is 4 k-slices of 9 k-steps, one warp on all 4 n-tiles each (warps_k = 4).
@@ -22,17 +23,18 @@ constexpr int kH200Optin = 232448;               // 227 KiB: sm_90's per-CTA opt
 //     scores 4 × 16 × 40 × 4       = 10,240
 //     P      16 × 40 × 2           =  1,280
 //     state  3 × 16 × 4            =    192
-//                                   105,152
-//   h16_t32_w4_s3, V3: one more 32-row KV stage, + 37,376 = 142,528.
-//   h16_t32_w4_s1, V3: one stage fewer, − 37,376 = 67,776.
-//   h16_t32_w8_s2, V3: 2 n-tiles per warp, still 4 k-slices: the same 105,152.
+//     cursor (int, int, long long)  =     16
+//                                   105,168
+//   h16_t32_w4_s3, V3: one more 32-row KV stage, + 37,376 = 142,544.
+//   h16_t32_w4_s1, V3: one stage fewer, − 37,376 = 67,792.
+//   h16_t32_w8_s2, V3: 2 n-tiles per warp, still 4 k-slices: the same 105,168.
 //   h16_t16_w4_s2, V3: 1 m-tile × 2 n-tiles, 4 k-slices.
-//     18,688 + 2 × 16 × 1,168 + 4 × 16 × 24 × 4 + 16 × 24 × 2 + 192 = 63,168.
-constexpr int kH16T32W4S2V3 = 18688 + 74752 + 10240 + 1280 + 192;
+//     18,688 + 2 × 16 × 1,168 + 4 × 16 × 24 × 4 + 16 × 24 × 2 + 192 + 16 = 63,184.
+constexpr int kH16T32W4S2V3 = 18688 + 74752 + 10240 + 1280 + 192 + 16;
 constexpr int kH16T32W4S3V3 = kH16T32W4S2V3 + 32 * 584 * 2;
 constexpr int kH16T32W4S1V3 = kH16T32W4S2V3 - 32 * 584 * 2;
 constexpr int kH16T32W8S2V3 = kH16T32W4S2V3;
-constexpr int kH16T16W4S2V3 = 18688 + 2 * 16 * 584 * 2 + 4 * 16 * 24 * 4 + 16 * 24 * 2 + 192;
+constexpr int kH16T16W4S2V3 = 18688 + 2 * 16 * 584 * 2 + 4 * 16 * 24 * 4 + 16 * 24 * 2 + 192 + 16;
 
 VariantShape shape(int block_h, int block_t, int warps, int stages) {
   return VariantShape{.block_h = block_h, .block_t = block_t, .warps = warps, .stages = stages};
@@ -48,7 +50,7 @@ ResourceUsage measured(int smem_bytes, int threads = 128) {
 GpuLimits h200() { return GpuLimits{.smem_optin_bytes = kH200Optin, .smem_per_sm_bytes = 233472}; }
 
 TEST(PlannedUsage, MatchesTheHandComputedPlan) {
-  EXPECT_EQ(planned_usage(shape(16, 32, 4, 2), kV3Dqk).smem_bytes, 105152);
+  EXPECT_EQ(planned_usage(shape(16, 32, 4, 2), kV3Dqk).smem_bytes, 105168);
   EXPECT_EQ(planned_usage(shape(16, 32, 4, 2), kV3Dqk).smem_bytes, kH16T32W4S2V3);
   EXPECT_EQ(planned_usage(shape(16, 32, 4, 3), kV3Dqk).smem_bytes, kH16T32W4S3V3);
   EXPECT_EQ(planned_usage(shape(16, 32, 4, 1), kV3Dqk).smem_bytes, kH16T32W4S1V3);
@@ -72,15 +74,17 @@ TEST(PlannedUsage, V4IsSmallerThanV3) {
 }
 
 // The wgmma family's plan: q and KV tiles unpadded (canonical layout), P rows padded by 8,
-// one float per head row and warpgroup, two 8-byte mbarriers per stage.
+// one float per head row and warpgroup, two 8-byte mbarriers per stage, two 16-byte cursors
+// (a balanced launch's MMA and copy warpgroups walk their parts apart).
 //   wgmma_h64_t64_w8_s2, V3: 64 × 576 × 2 + 2 × 64 × 576 × 2 + 64 × 72 × 2 + 2 × 64 × 4 + 2 × 2 × 8
-//                          = 73,728 + 147,456 + 9,216 + 512 + 32 = 230,944: fits the H200's
-//                          232,448. Threads: 8 MMA warps and a copy warpgroup.
+//                            + 2 × 16
+//                          = 73,728 + 147,456 + 9,216 + 512 + 32 + 32 = 230,976: fits the
+//                          H200's 232,448. Threads: 8 MMA warps and a copy warpgroup.
 TEST(PlannedUsage, WgmmaFamilyPlanAndArchitecture) {
   const VariantShape wgmma_t64_s2{.family = KernelFamily::kWgmma,
                                   .block_h = 64, .block_t = 64, .warps = 8, .stages = 2};
   const auto usage = planned_usage(wgmma_t64_s2, kV3Dqk);
-  EXPECT_EQ(usage.smem_bytes, 230944);
+  EXPECT_EQ(usage.smem_bytes, 230976);
   EXPECT_EQ(usage.threads, 384);
   EXPECT_EQ(usage.required_compute_capability, 90);
   EXPECT_EQ(planned_usage(shape(16, 32, 4, 2), kV3Dqk).required_compute_capability, 0);
@@ -95,7 +99,7 @@ TEST(PlannedUsage, WgmmaFamilyPlanAndArchitecture) {
   const auto verdict = judge(on_gpu, limits, std::nullopt);
   EXPECT_FALSE(verdict.feasible);
   EXPECT_EQ(verdict.reason,
-            "needs 230,944 B of shared memory, limit 101,376 B (the GPU's opt-in limit); "
+            "needs 230,976 B of shared memory, limit 101,376 B (the GPU's opt-in limit); "
             "needs sm_90a (wgmma), this GPU is sm_120");
 }
 
@@ -106,7 +110,7 @@ TEST(Judge, ThreeStagesOf32TokensExceedConsumerBlackwell) {
                              kConsumerBlackwellOptin);
   EXPECT_FALSE(verdict.feasible);
   EXPECT_EQ(verdict.reason,
-            "needs 142,528 B of shared memory, limit 101,376 B (requested limit)");
+            "needs 142,544 B of shared memory, limit 101,376 B (requested limit)");
 }
 
 TEST(Judge, TwoStagesOf32TokensExceedConsumerBlackwellOneFits) {
@@ -115,7 +119,7 @@ TEST(Judge, TwoStagesOf32TokensExceedConsumerBlackwellOneFits) {
         judge(planned_usage(candidate, kV3Dqk), std::nullopt, kConsumerBlackwellOptin);
     EXPECT_FALSE(verdict.feasible);
     EXPECT_EQ(verdict.reason,
-              "needs 105,152 B of shared memory, limit 101,376 B (requested limit)");
+              "needs 105,168 B of shared memory, limit 101,376 B (requested limit)");
   }
   const auto one_stage =
       judge(planned_usage(shape(16, 32, 4, 1), kV3Dqk), std::nullopt, kConsumerBlackwellOptin);
@@ -138,7 +142,7 @@ TEST(Judge, StaticSharedMemoryCounts) {
   const auto verdict = judge(usage, std::nullopt, kConsumerBlackwellOptin);
   EXPECT_FALSE(verdict.feasible);
   EXPECT_EQ(verdict.reason,
-            "needs 103,168 B of shared memory (63,168 dynamic + 40,000 static), "
+            "needs 103,184 B of shared memory (63,184 dynamic + 40,000 static), "
             "limit 101,376 B (requested limit)");
 }
 
@@ -166,7 +170,7 @@ TEST(Judge, EveryFailingRuleIsNamed) {
   usage.spill_bytes = 1024;
   const auto verdict = judge(usage, std::nullopt, kConsumerBlackwellOptin);
   EXPECT_EQ(verdict.reason,
-            "needs 142,528 B of shared memory, limit 101,376 B (requested limit); "
+            "needs 142,544 B of shared memory, limit 101,376 B (requested limit); "
             "spills 1,024 B/thread to local memory");
 }
 

@@ -322,7 +322,9 @@ __global__ void __launch_bounds__(kWarps * kWarpSize)
   const SmemLayout<T> smem(smem_base, args.params.d_qk);
   using Parts = CtaParts<kBlockH, kBlockT, T::kThreads, kBalanced>;
   if constexpr (kBalanced) {
-    __shared__ PartsCursor cursor;
+    // The cursor is the plan's last region.
+    PartsCursor& cursor = *reinterpret_cast<PartsCursor*>(
+        smem_base + plan_smem(T::kShape, args.params.d_qk).total_bytes - sizeof(PartsCursor));
     const PartsCursor first = Parts::start(args, smem_base);
     if (threadIdx.x == 0) cursor = first;
     __syncthreads();

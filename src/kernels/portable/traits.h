@@ -5,6 +5,7 @@
 // same plan as the kernel without a GPU.
 #include "core/kernel_config.h"
 #include "core/layout.h"
+#include "kernels/balanced_partition.h"
 
 namespace mlalab::kernels::portable {
 
@@ -84,6 +85,7 @@ struct SmemPlan {
   int score_bytes;     // warps_k partial S tiles, fp32
   int prob_bytes;      // P tile, bf16
   int row_state_bytes; // per head row: rescale factor, running max, running sum
+  int cursor_bytes;    // balanced launches: the CTA's cursor over its parts
   int total_bytes;
 };
 
@@ -103,8 +105,9 @@ constexpr SmemPlan plan_smem(VariantShape shape, int d_qk) {
                      score_row_floats(shape.block_t) * kFloatBytes;
   plan.prob_bytes = shape.block_h * prob_row_elems(shape.block_t) * kBf16Bytes;
   plan.row_state_bytes = kRowStateFloats * shape.block_h * kFloatBytes;
+  plan.cursor_bytes = static_cast<int>(sizeof(balanced::PartsCursor));
   plan.total_bytes = plan.q_bytes + plan.kv_bytes + plan.score_bytes + plan.prob_bytes +
-                     plan.row_state_bytes;
+                     plan.row_state_bytes + plan.cursor_bytes;
   return plan;
 }
 

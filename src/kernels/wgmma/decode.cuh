@@ -120,15 +120,21 @@ __global__ void __launch_bounds__(kThreads, 1)
   const std::uint32_t tile_landed =
       q_tile + plan.q_bytes + plan.kv_bytes + plan.prob_bytes + plan.row_stat_bytes;
   const std::uint32_t stage_free = tile_landed + kStages * 8;
+  // Balanced launches: the cursor of the MMA warpgroups (0) or of the copy warpgroup (1),
+  // which follow the barriers. Found from stage_free where it is used, rather than kept as a
+  // pointer that the register-bound loops would have to hold (ptxas spilled it).
+  const auto cursor = [stage_free](int owner) -> PartsCursor& {
+    return *static_cast<PartsCursor*>(
+        __cvta_shared_to_generic(stage_free + kStages * 8 + owner * sizeof(PartsCursor)));
+  };
 
   // A split CTA's one part, or a balanced worker's parts, which the copy warpgroup and the
   // MMA warpgroups walk apart, each through its cursor.
   using Parts = CtaParts<kBlockH, kBlockT, kThreads, kBalanced>;
   CtaWork work{};
-  __shared__ PartsCursor cursors[kBalanced ? 2 : 1];  // the MMA warpgroups', the copy's
   if constexpr (kBalanced) {
     const PartsCursor first = Parts::start(args, smem_base);
-    if (threadIdx.x == 0) cursors[0] = cursors[1] = first;
+    if (threadIdx.x == 0) cursor(0) = cursor(1) = first;
   } else {
     work = Parts::split_part(args);
     if (work.steps <= 0) {
@@ -178,7 +184,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     };
     if constexpr (kBalanced) {
       const auto copy_barrier = [] { sync_copy_threads<kCopyThreads>(); };
-      while (Parts::next(args, cursors[1], threadIdx.x == kMmaThreads, copy_barrier, work)) {
+      while (Parts::next(args, cursor(1), threadIdx.x == kMmaThreads, copy_barrier, work)) {
         copy_part();
       }
     } else {
@@ -368,7 +374,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   };
   if constexpr (kBalanced) {
     const auto mma_barrier = [] { sync_mma_threads<kMmaThreads>(); };
-    while (Parts::next(args, cursors[0], threadIdx.x == 0, mma_barrier, work)) {
+    while (Parts::next(args, cursor(0), threadIdx.x == 0, mma_barrier, work)) {
       mma_part();
       sync_mma_threads<kMmaThreads>();  // the next part's first step writes row_stats again
     }

@@ -9,6 +9,7 @@
 // is busy, and warps of their own keep those stalls off the tensor cores' critical path.
 #include "core/kernel_config.h"
 #include "core/layout.h"
+#include "kernels/balanced_partition.h"
 
 namespace mlalab::kernels::wgmma {
 
@@ -50,6 +51,7 @@ struct SmemPlan {
   int prob_bytes;      // P tile, bf16, padded rows
   int row_stat_bytes;  // per warpgroup and head row: the half-step max, then the final sum
   int barrier_bytes;   // per stage: "tile landed" and "stage free" mbarriers
+  int cursor_bytes;    // balanced launches: the MMA warpgroups' and the copy warpgroup's cursor
   int total_bytes;
 };
 
@@ -63,8 +65,9 @@ constexpr SmemPlan plan_smem(VariantShape shape, int d_qk) {
   plan.prob_bytes = kBlockH * prob_row_elems(shape.block_t) * 2;
   plan.row_stat_bytes = kWarpGroups * kBlockH * 4;
   plan.barrier_bytes = 2 * shape.stages * 8;
+  plan.cursor_bytes = 2 * static_cast<int>(sizeof(balanced::PartsCursor));
   plan.total_bytes = plan.q_bytes + plan.kv_bytes + plan.prob_bytes + plan.row_stat_bytes +
-                     plan.barrier_bytes;
+                     plan.barrier_bytes + plan.cursor_bytes;
   return plan;
 }
 
