@@ -187,7 +187,7 @@ EnvironmentRecord host_environment() {
 EnvironmentRecord cuda_environment(const bench::DeviceInfo& device) {
   const bench::GpuClocks clocks = bench::read_gpu_clocks();
   EnvironmentRecord environment = host_environment();
-  environment.backend = "cuda";
+  environment.backend = Backend::kCuda;
   environment.gpu = device.gpu;
   environment.sm_count = device.sm_count;
   environment.sm_clock_mhz =
@@ -201,13 +201,13 @@ EnvironmentRecord cuda_environment(const bench::DeviceInfo& device) {
 
 EnvironmentRecord cpu_environment() {
   EnvironmentRecord environment = host_environment();
-  environment.backend = "cpu";
+  environment.backend = Backend::kCpu;
   return environment;
 }
 
 EnvironmentRecord command_environment() {
   EnvironmentRecord environment = host_environment();
-  environment.backend = kNoBackend;
+  environment.backend = Backend::kNone;
   // Without a driver or a GPU the count fails or is 0: either way the commands see none.
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
@@ -329,13 +329,13 @@ std::string host_text(const EnvironmentRecord& environment) {
 }
 
 std::string ran_on_text(const EnvironmentRecord& environment) {
-  if (environment.backend == "cuda") {
+  if (environment.backend == Backend::kCuda) {
     std::string gpu = environment.gpu.empty() ? "an unknown GPU" : environment.gpu;
     if (environment.sm_count > 0) gpu += fmt::format(" ({} SMs)", environment.sm_count);
     return "on the cuda backend, " + gpu;
   }
-  if (environment.backend == "cpu") return "on the cpu backend, host " + host_text(environment);
-  if (environment.backend != kNoBackend) return "on an unknown backend, host " + host_text(environment);
+  if (environment.backend == Backend::kCpu) return "on the cpu backend, host " + host_text(environment);
+  if (environment.backend != Backend::kNone) return "on an unknown backend, host " + host_text(environment);
   return "as command arms on host " +
          host_phrase(environment,
                      fmt::format("; GPUs visible: {}",

@@ -27,7 +27,7 @@ EnvironmentRecord cuda_environment(const bench::DeviceInfo& device);
 // The CPU backend: the host, no GPU.
 EnvironmentRecord cpu_environment();
 
-// Command arms (backend kNoBackend): the host and the GPUs visible to the commands, which may
+// Command arms (Backend::kNone): the host and the GPUs visible to the commands, which may
 // use them.
 EnvironmentRecord command_environment();
 

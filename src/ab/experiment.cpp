@@ -237,7 +237,7 @@ class Parser {
       settle_command_backend(top, experiment);
     }
     check_arms_differ(experiment);
-    if (experiment.backend == "cuda" && feasibility_) check_feasibility(experiment);
+    if (experiment.backend == Backend::kCuda && feasibility_) check_feasibility(experiment);
     return experiment;
   }
 
@@ -403,11 +403,12 @@ class Parser {
     experiment.hypothesis = hypothesis->value;
 
     const auto backend = get_string(top, "backend", "\"cuda\"");
-    experiment.backend = backend ? backend->value : "cuda";
-    if (experiment.backend != "cuda" && experiment.backend != "cpu") {
+    const auto parsed = backend ? parse_backend(backend->value) : Backend::kCuda;
+    if (parsed != Backend::kCuda && parsed != Backend::kCpu) {
       fail(backend->line, backend->field,
-           fmt::format("unknown backend '{}': allowed \"cuda\" or \"cpu\"", experiment.backend));
+           fmt::format("unknown backend '{}': allowed \"cuda\" or \"cpu\"", backend->value));
     }
+    experiment.backend = *parsed;
   }
 
   // ---- [sweep] ----------------------------------------------------------------------------
@@ -723,7 +724,7 @@ class Parser {
 
   // One arm. `baseline` is null when reading the baseline itself; a variant takes from it
   // whatever it does not set.
-  Arm read_arm(const Scope& scope, const std::string& backend, const Arm* baseline) {
+  Arm read_arm(const Scope& scope, Backend backend, const Arm* baseline) {
     check_keys(scope, kArmKeys);
     const bool is_baseline = baseline == nullptr;
     last_source_ = ArmSource{.scope = scope, .config_line = scope.line, .config_field = scope.path};
@@ -764,7 +765,7 @@ class Parser {
     bool command_arm = command_key.has_value();
     if (is_baseline && !command_key && !kernel_key) {
       fail(scope.line, scope.path,
-           backend == "cpu"
+           backend == Backend::kCpu
                ? "the baseline names no config: on the cpu backend give threads = N (0 = every "
                  "hardware thread), or command/metric/better for a command arm"
                : "the baseline names no config: give variant = \"h16_t16_w4_s2\" (or all of "
@@ -786,7 +787,7 @@ class Parser {
     const auto* base_command = baseline ? std::get_if<CommandArm>(&baseline->config) : nullptr;
     if (command_arm) {
       arm.config = read_command_arm(scope, base_command);
-    } else if (backend == "cpu") {
+    } else if (backend == Backend::kCpu) {
       arm.config = read_cpu_arm(scope, base_kernel);
     } else {
       arm.config = read_cuda_arm(scope, base_kernel);
@@ -1131,7 +1132,7 @@ class Parser {
            "backend chooses where kernel arms run, and this experiment's arms are commands, "
            "which run as shell commands: remove the key");
     }
-    experiment.backend = kNoBackend;
+    experiment.backend = Backend::kNone;
   }
 
   void check_feasibility(const Experiment& experiment) const {

@@ -94,6 +94,7 @@
 #include <vector>
 
 #include "ab/stats.h"
+#include "core/backend.h"
 #include "core/kernel_config.h"
 #include "core/layout.h"
 
@@ -112,8 +113,6 @@ struct KernelArm {
 };
 
 inline constexpr const char* kCpuVariant = "cpu";
-// The backend of an experiment whose arms are commands: no kernel backend runs.
-inline constexpr const char* kNoBackend = "none";
 
 // An external-command arm: a whole serving benchmark, say. The command runs once per sample
 // through /bin/sh with the environment overrides (and MLALAB_CONCURRENCY set to the sweep
@@ -187,8 +186,8 @@ struct MeasureSettings {
 struct Experiment {
   std::string name;        // [a-zA-Z0-9_.-]+, used in the results folder name
   std::string hypothesis;  // the why, with its premise
-  std::string backend;     // "cuda" or "cpu" (kernel arms; the CLI's --backend overrides),
-                           // kNoBackend when the arms are commands
+  Backend backend = Backend::kCuda;  // kCuda or kCpu for kernel arms (the CLI's --backend
+                                     // overrides), kNone when the arms are commands
   Arm baseline;
   std::vector<Arm> variants;
   Sweep sweep;

@@ -80,7 +80,7 @@ struct HostLoad {
 
 // Where a run measured. Unknown or not applicable: empty strings, 0 counts, -1 clocks.
 struct EnvironmentRecord {
-  std::string backend;        // "cuda", "cpu", or kNoBackend ("none": command arms only)
+  std::optional<Backend> backend;  // kNone: command arms only; nullopt: not recorded
   // cuda: the GPU the kernels ran on. none: the GPUs visible to the commands, "none" when
   // there is none. cpu: empty (no GPU ran anything).
   std::string gpu;

@@ -227,10 +227,10 @@ void Run::set_up() {
     throw RunSetupError(error.what());
   }
   const bool command_arms = !experiment_.baseline.is_kernel();
-  if (command_arms ? experiment_.backend != kNoBackend
-                   : experiment_.backend != "cuda" && experiment_.backend != "cpu") {
+  if (command_arms ? experiment_.backend != Backend::kNone
+                   : experiment_.backend != Backend::kCuda && experiment_.backend != Backend::kCpu) {
     throw RunSetupError(fmt::format(
-        "backend '{}': allowed {}", experiment_.backend,
+        "backend '{}': allowed {}", backend_name(experiment_.backend),
         command_arms ? "none (the arms are commands: they run no kernel backend)" : "cuda or cpu"));
   }
   if (!(experiment_.measure.max_minutes > 0)) {
@@ -248,7 +248,7 @@ void Run::set_up() {
   for (const Arm& variant : experiment_.variants) arms.push_back(&variant);
   const bool any_kernel = std::any_of(arms.begin(), arms.end(),
                                       [](const Arm* arm) { return arm->is_kernel(); });
-  const bool cuda = experiment_.backend == "cuda";
+  const bool cuda = experiment_.backend == Backend::kCuda;
   if (cuda) {
     for (const Arm* arm : arms) {
       const auto* kernel = std::get_if<KernelArm>(&arm->config);
@@ -280,7 +280,7 @@ void Run::set_up() {
   }
 
   record_.experiment = experiment_;
-  record_.environment = experiment_.backend == kNoBackend ? command_environment()
+  record_.environment = experiment_.backend == Backend::kNone ? command_environment()
                         : device_                          ? cuda_environment(*device_)
                                                            : cpu_environment();
   cpu_usage_at_start_ = read_cpu_usage();
@@ -735,11 +735,11 @@ Experiment with_overrides(Experiment experiment, const Overrides& overrides) {
       throw std::invalid_argument(fmt::format(
           "--backend {}: this experiment's arms are commands, which run as shell commands on no "
           "kernel backend; --backend chooses where kernel arms run",
-          *overrides.backend));
+          backend_name(*overrides.backend)));
     }
-    if (*overrides.backend != "cuda" && *overrides.backend != "cpu") {
+    if (*overrides.backend != Backend::kCuda && *overrides.backend != Backend::kCpu) {
       throw std::invalid_argument(
-          fmt::format("backend '{}': allowed cuda or cpu", *overrides.backend));
+          fmt::format("backend '{}': allowed cuda or cpu", backend_name(*overrides.backend)));
     }
     experiment.backend = *overrides.backend;
   }

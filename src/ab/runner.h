@@ -55,7 +55,7 @@ namespace mlalab::ab {
 
 // What the command line may override in an experiment file.
 struct Overrides {
-  std::optional<std::string> backend{};   // "cuda" or "cpu"
+  std::optional<Backend> backend{};      // kCuda or kCpu
   std::optional<double> max_minutes{};
   std::optional<std::uint64_t> seed{};    // of the arms' order in each round
 };

@@ -55,7 +55,9 @@ std::string shell_quoted(const std::string& word) {
 std::string reproduce_line(const AbOptions& options, const ab::Experiment& experiment) {
   std::string line = "mlalab ab " + shell_quoted(options.experiment_path);
   // Command arms take no backend (--backend refuses them): the file says what runs.
-  if (experiment.baseline.is_kernel()) line += " --backend " + experiment.backend;
+  if (experiment.baseline.is_kernel()) {
+    line += " --backend " + std::string(backend_name(experiment.backend));
+  }
   line += fmt::format(" --seed {} --max-minutes {:g}", experiment.stats.seed,
                       experiment.measure.max_minutes);
   if (options.out != kDefaultOut) line += " --out " + shell_quoted(options.out);
@@ -91,7 +93,7 @@ std::string start_text(const ab::RunRecord& record, const std::filesystem::path&
   const ab::Experiment& experiment = record.experiment;
   const ab::EnvironmentRecord& environment = record.environment;
   std::string machine = ab::ran_on_text(environment);
-  if (environment.backend == "cuda" && environment.max_sm_clock_mhz > 0) {
+  if (environment.backend == Backend::kCuda && environment.max_sm_clock_mhz > 0) {
     machine += fmt::format(", max SM clock {} MHz, driver {}", environment.max_sm_clock_mhz,
                            environment.driver.empty() ? "unknown" : environment.driver);
   }
@@ -165,7 +167,7 @@ int run_ab_command(const AbOptions& options) {
   ab::Experiment experiment;
   try {
     experiment = ab::with_overrides(ab::load_experiment(options.experiment_path),
-                                    ab::Overrides{.backend = options.backend,
+                                    ab::Overrides{.backend = options.backend ? parse_backend(*options.backend) : std::nullopt,
                                                   .max_minutes = options.max_minutes,
                                                   .seed = options.seed});
   } catch (const std::exception& error) {

@@ -41,14 +41,14 @@ const ab::Arm* declared_arm(const ab::Experiment& experiment, const report::Fing
 }
 
 // What this build holds for a kernel arm on `backend`: its code hash, or why there is none.
-std::string current_code_hash(const std::string& variant, const std::string& backend) {
-  if (backend == "cpu") return std::string(kernels::cpu_backend_code_hash());
+std::string current_code_hash(const std::string& variant, Backend backend) {
+  if (backend == Backend::kCpu) return std::string(kernels::cpu_backend_code_hash());
   const kernels::Variant* compiled = kernels::find_variant(variant);
   return compiled != nullptr ? compiled->code_hash : "none: not compiled into this build";
 }
 
 report::FingerprintArm current_arm(const report::FingerprintArm& recorded, const ab::Arm* declared,
-                                   const std::string& backend) {
+                                   Backend backend) {
   report::FingerprintArm arm{.name = recorded.name,
                              .role = recorded.role,
                              .config_text = recorded.config_text,
@@ -76,9 +76,9 @@ report::FingerprintArm current_arm(const report::FingerprintArm& recorded, const
 // This machine as a run on `backend` records it (ab/environment.h), so that verify and the
 // runner read the machine the same way. Without a usable GPU a cuda run cannot be verified at
 // all: as for a cuda run, that is an error (exit 2), not a difference.
-report::Fingerprint current_machine(const std::string& backend) {
-  if (backend == "cpu") return report::machine_fingerprint(ab::cpu_environment());
-  if (backend == ab::kNoBackend) return report::machine_fingerprint(ab::command_environment());
+report::Fingerprint current_machine(Backend backend) {
+  if (backend == Backend::kCpu) return report::machine_fingerprint(ab::cpu_environment());
+  if (backend == Backend::kNone) return report::machine_fingerprint(ab::command_environment());
   std::string why_not;
   const auto device = bench::query_device(&why_not);
   if (!device) {
@@ -91,7 +91,7 @@ report::Fingerprint current_machine(const std::string& backend) {
 }
 
 report::Fingerprint current_fingerprint(const report::Fingerprint& recorded,
-                                        const std::string& backend,
+                                        Backend backend,
                                         const std::optional<ab::Experiment>& experiment) {
   report::Fingerprint current = current_machine(backend);
   current.experiment = recorded.experiment;
@@ -125,16 +125,15 @@ std::string or_unknown(const std::string& text) { return text.empty() ? "unknown
 int run_verify(const VerifyOptions& options) {
   report::Fingerprint recorded;
   std::optional<ab::Experiment> experiment;
-  std::string backend;
+  Backend backend = Backend::kCuda;
   report::Fingerprint current;
   try {
     recorded = report::read_fingerprint(options.fingerprint_path);
     if (!options.experiment_path.empty()) {
       experiment = ab::load_experiment(options.experiment_path);
     }
-    backend = !options.backend.empty()
-                  ? options.backend
-                  : (recorded.backend.empty() ? std::string("cuda") : recorded.backend);
+    backend = !options.backend.empty() ? parse_backend(options.backend).value_or(Backend::kCuda)
+                                       : recorded.backend.value_or(Backend::kCuda);
     current = current_fingerprint(recorded, backend, experiment);
   } catch (const std::exception& error) {
     fmt::print(stderr, "mlalab verify: error: {}\n", error.what());

@@ -31,6 +31,14 @@ T field(const nlohmann::json& json, std::string_view key, std::string_view where
   }
 }
 
+// A recorded backend: null or absent reads as not recorded; a name outside the table is an error.
+std::optional<Backend> backend_or_null(const std::string& name) {
+  if (name.empty()) return std::nullopt;
+  if (const auto backend = parse_backend(name)) return backend;
+  throw std::runtime_error(
+      fmt::format("fingerprint.json: backend '{}' is none of cuda, cpu, none", name));
+}
+
 std::string config_summary(const FingerprintArm& arm) {
   return arm.config_text.empty() ? "present" : arm.config_text;
 }
@@ -77,14 +85,14 @@ void upgrade_from_schema_1(Fingerprint& fingerprint) {
       !fingerprint.arms.empty() &&
       std::all_of(fingerprint.arms.begin(), fingerprint.arms.end(), is_command_arm);
   if (commands) {
-    fingerprint.backend = ab::kNoBackend;
+    fingerprint.backend = Backend::kNone;
     fingerprint.gpu.clear();
     fingerprint.sm_count = 0;
     fingerprint.sm_clock_mhz = fingerprint.max_sm_clock_mhz = fingerprint.mem_clock_mhz = -1;
     fingerprint.driver.clear();
     fingerprint.cuda_runtime.clear();
   }
-  if (fingerprint.backend == "cpu") fingerprint.gpu.clear();
+  if (fingerprint.backend == Backend::kCpu) fingerprint.gpu.clear();
   if (fingerprint.host == "unknown") fingerprint.host.clear();
   for (FingerprintArm& arm : fingerprint.arms) {
     if (is_command_arm(arm)) {
@@ -93,8 +101,8 @@ void upgrade_from_schema_1(Fingerprint& fingerprint) {
       }
       continue;
     }
-    if (fingerprint.backend == "cpu") arm.config["split"] = std::nullopt;
-    if (fingerprint.backend == "cuda") arm.config["cpu_threads"] = std::nullopt;
+    if (fingerprint.backend == Backend::kCpu) arm.config["split"] = std::nullopt;
+    if (fingerprint.backend == Backend::kCuda) arm.config["cpu_threads"] = std::nullopt;
   }
 }
 
@@ -110,15 +118,15 @@ std::string plural(int count, std::string_view noun) {
 
 }  // namespace
 
-ConfigFields config_fields(const ab::Arm& arm, std::string_view backend) {
+ConfigFields config_fields(const ab::Arm& arm, Backend backend) {
   ConfigFields fields;
   if (const auto* kernel = std::get_if<ab::KernelArm>(&arm.config)) {
     fields["kind"] = "kernel";
     fields["variant"] = kernel->variant;
     // Each backend ignores the other's knob: the split divides CUDA work, threads CPU work.
-    fields["split"] = backend == "cpu" ? std::nullopt
+    fields["split"] = backend == Backend::kCpu ? std::nullopt
                                        : std::optional<std::string>(kernel->split.to_string());
-    fields["cpu_threads"] = backend == "cuda"
+    fields["cpu_threads"] = backend == Backend::kCuda
                                 ? std::nullopt
                                 : std::optional<std::string>(std::to_string(kernel->cpu_threads));
     return fields;
@@ -200,7 +208,7 @@ Json fingerprint_json(const Fingerprint& fingerprint) {
   return {{"schema", kFingerprintSchema},
           {"experiment", fingerprint.experiment},
           {"started_utc", fingerprint.started_utc},
-          {"backend", text_or_null(fingerprint.backend)},
+          {"backend", fingerprint.backend ? Json(backend_name(*fingerprint.backend)) : Json(nullptr)},
           {"gpu", text_or_null(fingerprint.gpu)},
           {"sm_count", positive_or_null(fingerprint.sm_count)},
           {"sm_clock_mhz", positive_or_null(fingerprint.sm_clock_mhz)},
@@ -231,7 +239,7 @@ Fingerprint fingerprint_from_json(const nlohmann::json& json) {
   Fingerprint fingerprint{
       .experiment = field<std::string>(json, "experiment", ""),
       .started_utc = field<std::string>(json, "started_utc", ""),
-      .backend = field_or<std::string>(json, "backend", "", {}),
+      .backend = backend_or_null(field_or<std::string>(json, "backend", "", {})),
       .gpu = field_or<std::string>(json, "gpu", "", {}),
       .sm_count = field_or<int>(json, "sm_count", "", 0),
       .sm_clock_mhz = field_or<int>(json, "sm_clock_mhz", "", -1),
@@ -299,8 +307,11 @@ Comparison compare_fingerprints(const Fingerprint& recorded, const Fingerprint& 
     compare(what, was > 0, now > 0, was == now, fmt::format("{}{}", was, unit),
             fmt::format("{}{}", now, unit), true);
   };
-  text("backend", recorded.backend, current.backend, true);
-  const bool on_gpu = recorded.backend != "cpu" && recorded.backend != ab::kNoBackend;
+  const auto backend_text = [](const std::optional<Backend>& backend) {
+    return backend ? std::string(backend_name(*backend)) : std::string();
+  };
+  text("backend", backend_text(recorded.backend), backend_text(current.backend), true);
+  const bool on_gpu = recorded.backend != Backend::kCpu && recorded.backend != Backend::kNone;
   if (on_gpu) {
     text("GPU", recorded.gpu, current.gpu, true);
     count("SM count", recorded.sm_count, current.sm_count, "");
@@ -311,7 +322,7 @@ Comparison compare_fingerprints(const Fingerprint& recorded, const Fingerprint& 
     text("CPU model", recorded.cpu_model, current.cpu_model, true);
     count("hardware threads", recorded.hardware_threads, current.hardware_threads, "");
     count("usable CPUs", recorded.usable_cpus, current.usable_cpus, "");
-    if (recorded.backend == ab::kNoBackend) {
+    if (recorded.backend == Backend::kNone) {
       text("GPUs visible", recorded.gpu, current.gpu, true);
     }
   }

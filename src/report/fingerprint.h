@@ -57,7 +57,7 @@ struct FingerprintArm {
 struct Fingerprint {
   std::string experiment;  // its name
   std::string started_utc;
-  std::string backend;     // "cuda", "cpu" or "none"
+  std::optional<Backend> backend;  // nullopt: not recorded
   std::string gpu;         // cuda: the GPU; none: the GPUs visible to the commands
   int sm_count = 0;
   int sm_clock_mhz = -1;   // at the start. Never compared: it moves within a run
@@ -77,7 +77,7 @@ struct Fingerprint {
 // "variant", "split" (nullopt on the cpu backend) and "cpu_threads" (nullopt on the cuda
 // backend); command arms "command", "metric" (named as the experiment file's key),
 // "direction", "timeout_s" and "env.NAME" per variable.
-ConfigFields config_fields(const ab::Arm& arm, std::string_view backend);
+ConfigFields config_fields(const ab::Arm& arm, Backend backend);
 
 Fingerprint fingerprint_of(const ab::RunRecord& record);
 // The machine part alone (no experiment, no arms): what `mlalab verify` reads now.

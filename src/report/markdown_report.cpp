@@ -560,10 +560,10 @@ std::string variant_sentence(const ab::RunRecord& record, const ab::ArmRecord& a
 void environment_lines(std::ostream& out, const ab::RunRecord& record) {
   const ab::EnvironmentRecord& environment = record.environment;
   const std::string commit = or_unknown(environment.commit);
-  if (environment.backend == "cpu") {
+  if (environment.backend == Backend::kCpu) {
     out << fmt::format("- **Environment.** The cpu backend on host {}; commit `{}`.\n",
                        ab::host_text(environment), commit);
-  } else if (environment.backend == ab::kNoBackend) {
+  } else if (environment.backend == Backend::kNone) {
     out << fmt::format(
         "- **Environment.** Command arms, no kernel backend, on host {}; GPUs visible to the "
         "commands: {}; commit `{}`.\n",
@@ -577,7 +577,7 @@ void environment_lines(std::ostream& out, const ab::RunRecord& record) {
         mhz_text(environment.sm_clock_mhz), mhz_text(environment.max_sm_clock_mhz),
         mhz_text(environment.mem_clock_mhz), or_unknown(environment.driver),
         or_unknown(environment.cuda_runtime), commit, ab::host_text(environment),
-        or_unknown(environment.backend));
+        environment.backend ? backend_name(*environment.backend) : "unknown");
   }
   const auto read = [](const ab::HostLoad& load) {
     return load.load_1min.has_value() || load.other_cpu_share.has_value();
@@ -632,7 +632,7 @@ void what_was_tested(std::ostream& out, const ab::RunRecord& record) {
   out << "## What was tested\n\n";
   // What ran the arms, as recorded; records without a backend fall back to the declared one.
   ab::EnvironmentRecord ran_on = record.environment;
-  if (ran_on.backend.empty()) ran_on.backend = experiment.backend;
+  if (!ran_on.backend) ran_on.backend = experiment.backend;
   out << fmt::format("Experiment `{}`{} {}: {} variant{} against a baseline. The metric is "
                      "{}.\n\n",
                      experiment.name,
@@ -689,8 +689,7 @@ void how(std::ostream& out, const ab::RunRecord& record) {
       "cancels out.\n",
       variants, variants == 1 ? "" : "s");
 
-  const bool on_cpu = (environment.backend.empty() ? experiment.backend : environment.backend) ==
-                     "cpu";
+  const bool on_cpu = environment.backend.value_or(experiment.backend) == Backend::kCpu;
   const ab::Sweep& sweep = experiment.sweep;
   std::vector<std::string> concurrency;
   for (const int c : sweep.concurrency) concurrency.push_back(std::to_string(c));
@@ -1022,7 +1021,7 @@ void MarkdownReport::write(const ab::RunRecord& record, std::ostream& out) const
                                                      : record.partial_reason);
   }
   out << fmt::format("{} · {} · commit `{}`\n\n", or_unknown(record.started_utc),
-                     record.environment.backend == "cuda" ? or_unknown(record.environment.gpu)
+                     record.environment.backend == Backend::kCuda ? or_unknown(record.environment.gpu)
                                                           : ab::host_text(record.environment),
                      or_unknown(record.environment.commit));
   what_was_tested(out, record);

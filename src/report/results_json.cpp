@@ -90,13 +90,13 @@ Json number(const std::optional<double>& value) { return value ? number(*value) 
 // What applies on which backend: the split policy chooses how CUDA kernels divide the work,
 // the thread count is the CPU backend's; kernel settings do not apply to command arms, and
 // only the cuda backend reads clocks to flag throttled samples.
-bool split_applies(std::string_view backend) { return backend != "cpu"; }
-bool cpu_threads_apply(std::string_view backend) { return backend != "cuda"; }
+bool split_applies(Backend backend) { return backend != Backend::kCpu; }
+bool cpu_threads_apply(Backend backend) { return backend != Backend::kCuda; }
 bool kernel_settings_apply(const ab::Experiment& experiment) {
   return experiment.baseline.is_kernel();
 }
 bool throttling_applies(const ab::Experiment& experiment) {
-  return kernel_settings_apply(experiment) && experiment.backend != "cpu";
+  return kernel_settings_apply(experiment) && experiment.backend != Backend::kCpu;
 }
 
 Json context_json(const ab::ContextSpec& context) {
@@ -140,7 +140,7 @@ Json experiment_json(const ab::Experiment& experiment) {
   return {
       {"name", experiment.name},
       {"hypothesis", experiment.hypothesis},
-      {"backend", experiment.backend},
+      {"backend", backend_name(experiment.backend)},
       {"source_path", text_or_null(experiment.source_path)},
       {"baseline", arm_json(experiment.baseline, experiment.backend)},
       {"variants", variants},
@@ -170,7 +170,7 @@ Json experiment_json(const ab::Experiment& experiment) {
 }
 
 Json environment_json(const ab::EnvironmentRecord& environment) {
-  return {{"backend", text_or_null(environment.backend)},
+  return {{"backend", environment.backend ? Json(backend_name(*environment.backend)) : Json(nullptr)},
           {"gpu", text_or_null(environment.gpu)},
           {"sm_count", positive_or_null(environment.sm_count)},
           {"sm_clock_mhz", positive_or_null(environment.sm_clock_mhz)},
@@ -260,6 +260,15 @@ class Reader {
 
   bool has(std::string_view key) const { return json_.is_object() && json_.contains(key); }
 
+  // A backend by name (core/backend.h); null reads as not recorded.
+  std::optional<Backend> backend(std::string_view key) const {
+    const auto name = get_or<std::string>(key, {});
+    if (name.empty()) return std::nullopt;
+    const auto backend = parse_backend(name);
+    if (!backend) fail(sub(key), fmt::format("'{}' is none of cuda, cpu, none", name));
+    return backend;
+  }
+
   // A field that results_json wrote as null when it was unknown or did not apply: `if_null`
   // then. (Files of schema 1 hold the record's own placeholders instead, which read as they
   // are.)
@@ -330,7 +339,7 @@ ab::Experiment experiment_from(const Reader& json) {
   ab::Experiment experiment;
   experiment.name = json.get<std::string>("name");
   experiment.hypothesis = json.get<std::string>("hypothesis");
-  experiment.backend = json.get<std::string>("backend");
+  experiment.backend = json.backend("backend").value_or(Backend::kCuda);
   experiment.source_path = json.get_or<std::string>("source_path", {});
   experiment.source_text = json.get<std::string>("source_text");
   experiment.baseline = arm_from_json(json.field("baseline"));
@@ -396,7 +405,7 @@ ab::HostLoad host_load_from(const Reader& json) {
 // Schema 1 has neither the host's CPU nor its load: they read as unknown.
 ab::EnvironmentRecord environment_from(const Reader& json, int schema_version) {
   ab::EnvironmentRecord environment;
-  environment.backend = json.get_or<std::string>("backend", {});
+  environment.backend = json.backend("backend");
   environment.gpu = json.get_or<std::string>("gpu", {});
   environment.sm_count = json.get_or<int>("sm_count", 0);
   environment.sm_clock_mhz = json.get_or<int>("sm_clock_mhz", -1);
@@ -469,7 +478,7 @@ Json text_or_null(const std::string& text) { return text.empty() ? Json(nullptr)
 Json positive_or_null(double value) { return value > 0 ? Json(value) : Json(nullptr); }
 Json positive_or_null(int value) { return value > 0 ? Json(value) : Json(nullptr); }
 
-Json arm_json(const ab::Arm& arm, std::string_view backend) {
+Json arm_json(const ab::Arm& arm, Backend backend) {
   Json json = {{"name", arm.name},
                {"prediction_pct",
                 arm.prediction_pct ? number(*arm.prediction_pct) : Json(nullptr)}};
@@ -530,7 +539,7 @@ ab::Arm arm_from_json(const nlohmann::json& json) {
 }
 
 Json results_json(const ab::RunRecord& record) {
-  const std::string& backend = record.experiment.backend;
+  const Backend backend = record.experiment.backend;
   Json arms = Json::array();
   for (const ab::ArmRecord& arm : record.arms) {
     arms.push_back({{"name", arm.name},

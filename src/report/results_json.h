@@ -98,7 +98,7 @@ nlohmann::ordered_json positive_or_null(int value);
 
 // The JSON of one declared arm (ARM above) of an experiment on `backend`, which decides the
 // fields that apply.
-nlohmann::ordered_json arm_json(const ab::Arm& arm, std::string_view backend);
+nlohmann::ordered_json arm_json(const ab::Arm& arm, Backend backend);
 ab::Arm arm_from_json(const nlohmann::json& json);
 
 class ResultsJson final : public ReportWriter {

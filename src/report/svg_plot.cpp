@@ -242,7 +242,7 @@ void write_heading(std::ostream& out, const ab::RunRecord& record, const std::st
           kTitleChars)));
   std::vector<std::string> parts;
   // What ran the arms: the GPU, or the host for the CPU backend and command arms.
-  if (!record.environment.backend.empty()) parts.push_back(ab::ran_on_text(record.environment));
+  if (record.environment.backend) parts.push_back(ab::ran_on_text(record.environment));
   if (!record.environment.commit.empty()) parts.push_back("commit " + record.environment.commit);
   if (!record.started_utc.empty()) parts.push_back(record.started_utc);
   if (record.partial) parts.push_back("PARTIAL RUN");

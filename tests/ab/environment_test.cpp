@@ -94,9 +94,9 @@ TEST(GpusText, CountsIdenticalNamesInOrder) {
             "2× NVIDIA H200, NVIDIA A100");
 }
 
-EnvironmentRecord two_thread_host(std::string backend) {
+EnvironmentRecord two_thread_host(Backend backend) {
   EnvironmentRecord environment;
-  environment.backend = std::move(backend);
+  environment.backend = backend;
   environment.host = "vm";
   environment.cpu_model = "AMD EPYC 7B13";
   environment.hardware_threads = 2;
@@ -105,7 +105,7 @@ EnvironmentRecord two_thread_host(std::string backend) {
 }
 
 TEST(LoadWarning, WarnsWhenOthersUsedMoreThanATenth) {
-  EnvironmentRecord environment = two_thread_host("cpu");
+  EnvironmentRecord environment = two_thread_host(Backend::kCpu);
   environment.load_at_start = {.load_1min = 6.0, .load_5min = 5.0, .load_15min = 4.0,
                                .other_cpu_share = 0.5, .share_window_s = 0.5};
   environment.load_at_end = {.load_1min = 2.0, .load_5min = 2.0, .load_15min = 2.0,
@@ -124,21 +124,21 @@ TEST(LoadWarning, WarnsWhenOthersUsedMoreThanATenth) {
 }
 
 TEST(LoadWarning, NoneWithoutAReading) {
-  EXPECT_FALSE(start_load_warning(two_thread_host("cpu")));
-  EXPECT_FALSE(end_load_warning(two_thread_host("cpu")));
+  EXPECT_FALSE(start_load_warning(two_thread_host(Backend::kCpu)));
+  EXPECT_FALSE(end_load_warning(two_thread_host(Backend::kCpu)));
 }
 
 TEST(EnvironmentText, SaysWhatRanOnEveryBackend) {
   EnvironmentRecord cuda;
-  cuda.backend = "cuda";
+  cuda.backend = Backend::kCuda;
   cuda.gpu = "NVIDIA H200";
   cuda.sm_count = 132;
   EXPECT_EQ(ran_on_text(cuda), "on the cuda backend, NVIDIA H200 (132 SMs)");
 
-  EXPECT_EQ(ran_on_text(two_thread_host("cpu")),
+  EXPECT_EQ(ran_on_text(two_thread_host(Backend::kCpu)),
             "on the cpu backend, host vm (AMD EPYC 7B13, 2 threads)");
 
-  EnvironmentRecord commands = two_thread_host(kNoBackend);
+  EnvironmentRecord commands = two_thread_host(Backend::kNone);
   commands.usable_cpus = 1;  // taskset -c 0
   commands.gpu = "2× NVIDIA H200";
   EXPECT_EQ(ran_on_text(commands),
@@ -147,7 +147,7 @@ TEST(EnvironmentText, SaysWhatRanOnEveryBackend) {
 }
 
 TEST(EnvironmentText, LoadReadings) {
-  EnvironmentRecord environment = two_thread_host("cpu");
+  EnvironmentRecord environment = two_thread_host(Backend::kCpu);
   environment.load_at_start = {.load_1min = 0.34, .load_5min = 0.7, .load_15min = 0.4,
                                .other_cpu_share = 0.031, .share_window_s = 0.5};
   environment.load_at_end = {.load_1min = 1.95, .load_5min = 1.1, .load_15min = 0.62,
@@ -165,9 +165,9 @@ TEST(HostEnvironment, ReadsThisMachine) {
   EXPECT_GE(host.hardware_threads, 1);
   EXPECT_GE(host.usable_cpus, 1);
   EXPECT_FALSE(host.host.empty());
-  EXPECT_EQ(cpu_environment().backend, "cpu");
+  EXPECT_EQ(cpu_environment().backend, Backend::kCpu);
   EXPECT_TRUE(cpu_environment().gpu.empty()) << "the CPU backend runs on no GPU";
-  EXPECT_EQ(command_environment().backend, kNoBackend);
+  EXPECT_EQ(command_environment().backend, Backend::kNone);
   EXPECT_FALSE(command_environment().gpu.empty()) << "the visible GPUs, or none";
 }
 

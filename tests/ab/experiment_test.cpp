@@ -180,7 +180,7 @@ TEST(ExperimentShippedFiles, MixedLengthStudiesRaceTheSplitHeuristicAgainstBalan
 
 TEST(ExperimentShippedFiles, CpuDemoParsesInEveryBuild) {
   const Experiment experiment = load_experiment(shipped("cpu-demo.toml"));
-  EXPECT_EQ(experiment.backend, "cpu");
+  EXPECT_EQ(experiment.backend, Backend::kCpu);
   EXPECT_EQ(kernel(experiment.baseline).variant, "cpu");
   EXPECT_EQ(kernel(experiment.baseline).cpu_threads, 2);
   ASSERT_EQ(experiment.variants.size(), 1u);
@@ -197,7 +197,7 @@ TEST(ExperimentShippedFiles, OccupancyIsTheStudy) {
   const Experiment experiment = load_experiment(shipped("occupancy.toml"), study_build());
   EXPECT_EQ(experiment.name, "occupancy");
   EXPECT_EQ(experiment.hypothesis, "8 warps per SM hide the gather latency: +15-25%");
-  EXPECT_EQ(experiment.backend, "cuda");
+  EXPECT_EQ(experiment.backend, Backend::kCuda);
   EXPECT_EQ(experiment.sweep.layout, Layout::kV4);
   EXPECT_EQ(experiment.sweep.heads, 16);
   EXPECT_EQ(experiment.sweep.page_size, 64);
@@ -246,7 +246,7 @@ TEST(ExperimentShippedFiles, GpuStudiesFitInFiveMinutes) {
 
 TEST(ExperimentParse, AppliesTheDefaults) {
   const Experiment experiment = parse(kHeader + kBaseline + kVariant);
-  EXPECT_EQ(experiment.backend, "cuda");
+  EXPECT_EQ(experiment.backend, Backend::kCuda);
   EXPECT_EQ(experiment.sweep.layout, Layout::kV4);
   EXPECT_EQ(experiment.sweep.heads, 16);
   EXPECT_EQ(experiment.sweep.page_size, 64);
@@ -887,7 +887,7 @@ prediction = 10
 TEST(ExperimentCommandArms, RunNoKernelBackend) {
   const Experiment experiment =
       parse(kHeader + kCommandBaseline + "[[variant]]\nname = \"v\"\nenv = { A = \"1\" }\n");
-  EXPECT_EQ(experiment.backend, kNoBackend);
+  EXPECT_EQ(experiment.backend, Backend::kNone);
   const auto error = refused("backend = \"cuda\"\n" + kHeader + kCommandBaseline +
                                  "[[variant]]\nname = \"v\"\nenv = { A = \"1\" }\n",
                              1, "backend");

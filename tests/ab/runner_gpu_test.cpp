@@ -47,7 +47,7 @@ Experiment gpu_experiment() {
   Experiment experiment;
   experiment.name = "runner-gpu-test";
   experiment.hypothesis = "the runner times kernels like mlalab bench";
-  experiment.backend = "cuda";
+  experiment.backend = Backend::kCuda;
   experiment.sweep.layout = Layout::kV4;
   experiment.sweep.heads = 16;
   experiment.sweep.page_size = 64;
@@ -76,7 +76,7 @@ TEST(RunnerGpu, ValidatesAndTimesEveryKernelArm) {
   const RunRecord& record = outcome.record;
   ASSERT_FALSE(outcome.error) << *outcome.error << "\n" << progress.str();
   EXPECT_FALSE(record.partial) << record.partial_reason;
-  EXPECT_EQ(record.environment.backend, "cuda");
+  EXPECT_EQ(record.environment.backend, Backend::kCuda);
   EXPECT_GT(record.environment.sm_count, 0);
   for (const ArmRecord& arm : record.arms) {
     EXPECT_TRUE(arm.valid) << arm.name << ": " << arm.invalid_reason;

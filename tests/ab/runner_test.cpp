@@ -49,7 +49,7 @@ Experiment base_experiment() {
   Experiment experiment;
   experiment.name = "runner-test";
   experiment.hypothesis = "two threads beat one";
-  experiment.backend = "cpu";
+  experiment.backend = Backend::kCpu;
   experiment.sweep.layout = Layout::kV4;
   experiment.sweep.heads = 16;
   experiment.sweep.page_size = 64;
@@ -74,7 +74,7 @@ Experiment cpu_experiment() {
 Experiment command_experiment(std::string variant_command) {
   Experiment experiment = base_experiment();
   experiment.name = "command-test";
-  experiment.backend = kNoBackend;
+  experiment.backend = Backend::kNone;
   experiment.baseline = command_arm("baseline", "echo 'metric: 100'");
   experiment.variants = {command_arm("half", std::move(variant_command))};
   return experiment;
@@ -116,7 +116,7 @@ TEST(Runner, CpuRunMeasuresEveryArmOnceARoundInShuffledOrders) {
 
   EXPECT_FALSE(outcome.error);
   EXPECT_FALSE(record.partial) << record.partial_reason;
-  EXPECT_EQ(record.environment.backend, "cpu");
+  EXPECT_EQ(record.environment.backend, Backend::kCpu);
   EXPECT_TRUE(record.environment.gpu.empty()) << "the CPU backend runs on no GPU";
   EXPECT_GE(record.environment.usable_cpus, 1);
   // How busy the host was, at the start and over the whole run.
@@ -274,7 +274,7 @@ TEST(Runner, SpentBudgetEndsTheRunPartial) {
 
 TEST(Runner, CpuArmOnTheCudaBackendIsRefusedBeforeAnythingRuns) {
   Experiment experiment = cpu_experiment();
-  experiment.backend = "cuda";
+  experiment.backend = Backend::kCuda;
   try {
     run_experiment(experiment, RunOptions{});
     FAIL() << "expected RunSetupError";
@@ -461,7 +461,7 @@ TEST(Runner, TheStopSignalCutsALongCpuSample) {
 // On the CPU backend, CUDA kernel arms would all run one config: refused, naming them.
 TEST(Runner, KernelArmsThatCollapseOnTheCpuBackendAreRefused) {
   Experiment experiment = base_experiment();
-  experiment.backend = "cpu";
+  experiment.backend = Backend::kCpu;
   experiment.baseline = Arm{.name = "baseline", .prediction_pct = {},
                             .config = KernelArm{.variant = "h16_t16_w4_s2", .split = {},
                                                 .cpu_threads = 0}};
@@ -499,7 +499,7 @@ TEST(ExitStatus, TellsEveryKindOfEndApart) {
 
 TEST(Overrides, BackendOfACommandExperimentIsRefused) {
   try {
-    with_overrides(command_experiment("echo 'metric: 1'"), Overrides{.backend = "cpu"});
+    with_overrides(command_experiment("echo 'metric: 1'"), Overrides{.backend = Backend::kCpu});
     FAIL() << "expected std::invalid_argument";
   } catch (const std::invalid_argument& error) {
     EXPECT_NE(std::string(error.what()).find("arms are commands"), std::string::npos)
@@ -509,11 +509,11 @@ TEST(Overrides, BackendOfACommandExperimentIsRefused) {
 
 TEST(Overrides, ReplaceTheFilesSettings) {
   const Experiment experiment = with_overrides(
-      cpu_experiment(), Overrides{.backend = "cuda", .max_minutes = 2.5, .seed = 99});
-  EXPECT_EQ(experiment.backend, "cuda");
+      cpu_experiment(), Overrides{.backend = Backend::kCuda, .max_minutes = 2.5, .seed = 99});
+  EXPECT_EQ(experiment.backend, Backend::kCuda);
   EXPECT_EQ(experiment.measure.max_minutes, 2.5);
   EXPECT_EQ(experiment.stats.seed, 99u);
-  EXPECT_THROW(with_overrides(cpu_experiment(), Overrides{.backend = "tpu"}),
+  EXPECT_THROW(with_overrides(cpu_experiment(), Overrides{.backend = Backend::kNone}),
                std::invalid_argument);
   EXPECT_THROW(with_overrides(cpu_experiment(), Overrides{.max_minutes = 0.0}),
                std::invalid_argument);

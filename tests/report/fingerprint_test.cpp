@@ -69,6 +69,23 @@ TEST(Fingerprint, ReadRefusesAnotherSchema) {
   EXPECT_THROW(fingerprint_from_json(json), std::runtime_error);
 }
 
+TEST(Fingerprint, ReadsTheBackendByNameAndRefusesAnUnknownOne) {
+  auto json = fingerprint_json(recorded());
+  json["backend"] = "cpu";
+  EXPECT_EQ(fingerprint_from_json(json).backend, Backend::kCpu);
+  json["backend"] = nullptr;
+  EXPECT_EQ(fingerprint_from_json(json).backend, std::nullopt);
+  json["backend"] = "tpu";
+  try {
+    fingerprint_from_json(json);
+    ADD_FAILURE() << "an unknown backend was read";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what()).find("backend 'tpu' is none of cuda, cpu, none"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
 TEST(CompareFingerprints, AcceptsIdentical) {
   EXPECT_TRUE(compare_fingerprints(recorded(), recorded()).differences.empty());
 }
@@ -174,10 +191,10 @@ ab::RunRecord cpu_record() {
   };
   ab::RunRecord record;
   record.experiment.name = "cpu-demo";
-  record.experiment.backend = "cpu";
+  record.experiment.backend = Backend::kCpu;
   record.experiment.baseline = cpu_arm("baseline", 2);
   record.experiment.variants = {cpu_arm("1 thread", 1)};
-  record.environment = two_thread_host("cpu");
+  record.environment = two_thread_host(Backend::kCpu);
   record.arms = {
       recorded_arm("baseline", ab::ArmRole::kBaseline, record.experiment.baseline, kCpuCodeHash),
       recorded_arm("baseline (A′)", ab::ArmRole::kBaselineRepeat, record.experiment.baseline,
@@ -199,10 +216,10 @@ ab::RunRecord command_record() {
   };
   ab::RunRecord record;
   record.experiment.name = "serving";
-  record.experiment.backend = ab::kNoBackend;
+  record.experiment.backend = Backend::kNone;
   record.experiment.baseline = command_arm("baseline", "echo metric: 100");
   record.experiment.variants = {command_arm("more", "echo metric: 110")};
-  record.environment = two_thread_host(ab::kNoBackend);
+  record.environment = two_thread_host(Backend::kNone);
   record.environment.gpu = "none";
   record.arms = {recorded_arm("baseline", ab::ArmRole::kBaseline, record.experiment.baseline,
                               std::string(64, 'a')),
@@ -343,7 +360,7 @@ TEST(Fingerprint, ReadsTheCommittedH200FingerprintsAndTheyStillVerify) {
                                      "docs/results/2026-11-29-h200-final/ab/occupancy/"
                                      "fingerprint.json";
   const Fingerprint fingerprint = read_fingerprint(path);
-  EXPECT_EQ(fingerprint.backend, "cuda");
+  EXPECT_EQ(fingerprint.backend, Backend::kCuda);
   EXPECT_EQ(fingerprint.gpu, "NVIDIA H200");
   EXPECT_EQ(fingerprint.sm_count, 132);
   EXPECT_EQ(fingerprint.max_sm_clock_mhz, 1980);
@@ -369,7 +386,7 @@ TEST(Fingerprint, ReadsTheCommittedH200FingerprintsAndTheyStillVerify) {
   for (const FingerprintArm& arm : fingerprint.arms) {
     if (arm.role == ab::ArmRole::kBaselineRepeat) continue;
     FingerprintArm now = arm;
-    now.config = config_fields(kernel(arm.name, *arm.config.at("variant")), "cuda");
+    now.config = config_fields(kernel(arm.name, *arm.config.at("variant")), Backend::kCuda);
     current.arms.push_back(now);
   }
   const Comparison comparison = compare_fingerprints(fingerprint, current);
@@ -411,7 +428,7 @@ TEST(Fingerprint, Schema1PlaceholdersReadAsUnknownAndCommandRunsAsBackendNone) {
           {{"cpu_threads", "2"}, {"kind", "kernel"}, {"split", "heuristic"}, {"variant", "cpu"}}},
          {"code_hash", ""}, {"valid", true}}}}};
   const Fingerprint cpu_run = fingerprint_from_json(cpu);
-  EXPECT_EQ(cpu_run.backend, "cpu");
+  EXPECT_EQ(cpu_run.backend, Backend::kCpu);
   EXPECT_EQ(cpu_run.gpu, "") << "'cpu (2 threads)' named no GPU";
   EXPECT_EQ(cpu_run.sm_count, 0);
   EXPECT_EQ(cpu_run.arms[0].config.at("split"), std::nullopt);
@@ -424,7 +441,7 @@ TEST(Fingerprint, Schema1PlaceholdersReadAsUnknownAndCommandRunsAsBackendNone) {
                                   {"metric_regex", "metric: (.*)"}, {"direction", "higher"},
                                   {"timeout_s", "5"}};
   const Fingerprint command_run = fingerprint_from_json(command);
-  EXPECT_EQ(command_run.backend, "none");
+  EXPECT_EQ(command_run.backend, Backend::kNone);
   EXPECT_EQ(command_run.gpu, "") << "unknown: schema 1 did not record the visible GPUs";
   // Schema 1's "metric_regex" is the key the experiment file calls `metric`.
   EXPECT_EQ(command_run.arms[0].config.count("metric_regex"), 0u);

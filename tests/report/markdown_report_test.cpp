@@ -582,8 +582,8 @@ TEST(MarkdownReport, EmptyRecordStillWritesEverySection) {
 // warning when other processes held the CPUs.
 
 // A 2-thread host, lightly loaded at the start and at the end.
-ab::EnvironmentRecord host(std::string backend) {
-  ab::EnvironmentRecord environment = testing::two_thread_host(std::move(backend));
+ab::EnvironmentRecord host(Backend backend) {
+  ab::EnvironmentRecord environment = testing::two_thread_host(backend);
   environment.load_at_start = {.load_1min = 0.34, .load_5min = 0.7, .load_15min = 0.4,
                                .other_cpu_share = 0.031, .share_window_s = 0.5};
   environment.load_at_end = {.load_1min = 1.95, .load_5min = 1.1, .load_15min = 0.62,
@@ -593,8 +593,8 @@ ab::EnvironmentRecord host(std::string backend) {
 
 ab::RunRecord cpu_run() {
   ab::RunRecord record = testing::synthetic_record();
-  record.experiment.backend = "cpu";
-  record.environment = host("cpu");
+  record.experiment.backend = Backend::kCpu;
+  record.environment = host(Backend::kCpu);
   return record;
 }
 
@@ -632,8 +632,8 @@ TEST(MarkdownReportEnvironment, WarnsWhenOtherProcessesHeldTheCpus) {
 
 TEST(MarkdownReportEnvironment, CommandRunSaysCommandArmsNotABackend) {
   ab::RunRecord record = testing::synthetic_record();
-  record.experiment.backend = ab::kNoBackend;
-  record.environment = host(ab::kNoBackend);
+  record.experiment.backend = Backend::kNone;
+  record.environment = host(Backend::kNone);
   record.environment.gpu = "2× NVIDIA H200";
   const std::string text = markdown_of(record);
   EXPECT_NE(text.find("(file `experiments/warps_and_stages.toml`) as command arms on host vm (AMD "
@@ -651,7 +651,7 @@ TEST(MarkdownReportEnvironment, CommandRunSaysCommandArmsNotABackend) {
 
 TEST(MarkdownReportEnvironment, CudaRunKeepsTheGpuAndAddsTheHost) {
   ab::RunRecord record = testing::synthetic_record();
-  const ab::EnvironmentRecord cpu = host("cuda");
+  const ab::EnvironmentRecord cpu = host(Backend::kCuda);
   record.environment.cpu_model = cpu.cpu_model;
   record.environment.hardware_threads = cpu.hardware_threads;
   record.environment.usable_cpus = cpu.usable_cpus;

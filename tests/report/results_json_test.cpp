@@ -359,7 +359,7 @@ TEST(ResultsJson, ReadsAFile) {
 // The synthetic record as the CPU backend would have run it: CPU arms, no GPU, no clock.
 ab::RunRecord cpu_run() {
   ab::RunRecord record = analysed();
-  record.experiment.backend = "cpu";
+  record.experiment.backend = Backend::kCpu;
   const auto on_cpu = [](ab::Arm& arm, int threads) {
     arm.config = ab::KernelArm{.variant = ab::kCpuVariant, .split = {}, .cpu_threads = threads};
   };
@@ -367,7 +367,7 @@ ab::RunRecord cpu_run() {
   for (ab::Arm& variant : record.experiment.variants) on_cpu(variant, 1);
   for (ab::ArmRecord& arm : record.arms) on_cpu(arm.arm, arm.role == ab::ArmRole::kVariant ? 1 : 2);
   record.environment = {};
-  record.environment.backend = "cpu";
+  record.environment.backend = Backend::kCpu;
   record.environment.commit = "0123456789ab";
   record.environment.host = "vm";
   record.environment.cpu_model = "AMD EPYC 7B13";
@@ -422,7 +422,7 @@ TEST(ResultsJson, CudaRunHasNoCpuThreadsAndNoUnusedContextFields) {
 
 TEST(ResultsJson, CommandRunWritesNullForTheKernelSettings) {
   ab::RunRecord record = analysed();
-  record.experiment.backend = ab::kNoBackend;
+  record.experiment.backend = Backend::kNone;
   const ab::Arm command{.name = "baseline",
                         .prediction_pct = std::nullopt,
                         .config = ab::CommandArm{.command = "bench",
@@ -496,7 +496,7 @@ ab::RunRecord committed(const std::string& path) {
 TEST(ResultsJson, ReadsTheCommittedSchema1Results) {
   const ab::RunRecord record =
       committed("docs/results/2026-11-29-h200-final/ab/occupancy/results.json");
-  EXPECT_EQ(record.environment.backend, "cuda");
+  EXPECT_EQ(record.environment.backend, Backend::kCuda);
   EXPECT_EQ(record.environment.gpu, "NVIDIA H200");
   EXPECT_EQ(record.environment.sm_count, 132);
   EXPECT_TRUE(record.environment.cpu_model.empty()) << "schema 1 did not record the CPU";
@@ -522,7 +522,7 @@ TEST(ResultsJson, ReadsTheCommittedSchema2Results) {
 
   const ab::RunRecord commands =
       committed("docs/results/2026-12-01-h200-issue7/cmd/cmd-gpu-20261201T015409Z/results.json");
-  EXPECT_EQ(commands.environment.backend, ab::kNoBackend);
+  EXPECT_EQ(commands.environment.backend, Backend::kNone);
   ASSERT_EQ(commands.samples.size(), 18u);
   EXPECT_EQ(commands.samples[0].value, 100.0);
   EXPECT_FALSE(commands.analysis);

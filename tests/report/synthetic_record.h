@@ -87,9 +87,9 @@ inline ab::ArmRecord arm_record(const ab::Arm& arm, std::string name, ab::ArmRol
 }
 
 // A 2-thread host as the environment records it, on `backend`, with no load readings.
-inline ab::EnvironmentRecord two_thread_host(std::string backend) {
+inline ab::EnvironmentRecord two_thread_host(Backend backend) {
   ab::EnvironmentRecord environment;
-  environment.backend = std::move(backend);
+  environment.backend = backend;
   environment.commit = "0123456789ab";
   environment.host = "vm";
   environment.cpu_model = "AMD EPYC 7B13";
@@ -152,7 +152,7 @@ inline ab::RunRecord synthetic_record(std::vector<double> baseline_level = kBase
   ab::Experiment& experiment = record.experiment;
   experiment.name = "warps_and_stages";
   experiment.hypothesis = "More warps hide the latency of the KV loads: +20 %.\nStages: +5 %.";
-  experiment.backend = "cuda";
+  experiment.backend = Backend::kCuda;
   experiment.baseline = kernel_arm("baseline", "h16_t16_w4_s2", std::nullopt);
   const std::vector<SimulatedArm> variants = simulated_variants();
   for (const SimulatedArm& variant : variants) {
@@ -163,7 +163,7 @@ inline ab::RunRecord synthetic_record(std::vector<double> baseline_level = kBase
   experiment.source_path = "experiments/warps_and_stages.toml";
   experiment.source_text = kSourceText;
 
-  record.environment = {.backend = "cuda",
+  record.environment = {.backend = Backend::kCuda,
                         .gpu = "NVIDIA H200",
                         .sm_count = 132,
                         .sm_clock_mhz = 1980,
