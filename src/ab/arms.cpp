@@ -19,6 +19,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "ab/child_process.h"
 #include "ab/sha256.h"
 #include "bench/bench_runner.h"
 #include "bench/cuda_raii.h"
@@ -287,41 +288,6 @@ class CudaBackend final : public KernelBackend {
 
 // ---- Command arms ---------------------------------------------------------------------------
 
-// Closes a file descriptor once.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-  int get() const { return fd_; }
-  void reset() {
-    if (fd_ >= 0) close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
-
-std::string errno_text(const char* what, int error) {
-  return fmt::format("{}: {}", what, std::strerror(error));
-}
-
-// NAME=value strings of this process's environment with `overrides` applied.
-std::vector<std::string> child_environment(const std::map<std::string, std::string>& overrides) {
-  std::vector<std::string> entries;
-  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
-    const std::string_view text(*entry);
-    const auto equals = text.find('=');
-    const std::string name(text.substr(0, equals));
-    if (!overrides.contains(name)) entries.emplace_back(text);
-  }
-  for (const auto& [name, value] : overrides) entries.push_back(name + "=" + value);
-  return entries;
-}
-
 std::string trimmed(std::string_view text) {
   const auto is_space = [](unsigned char c) { return std::isspace(c) != 0; };
   while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
@@ -423,43 +389,15 @@ CommandResult run_shell_command(const std::string& command,
   Fd err_read(err_pipe[0]);
   Fd err_write(err_pipe[1]);
 
-  // Everything the child needs is built before the spawn: posix_spawn runs no code of ours in
-  // the child, which is what a process with CUDA's threads needs.
-  std::vector<std::string> environment = child_environment(env);
-  std::vector<char*> envp;
-  for (auto& entry : environment) envp.push_back(entry.data());
-  envp.push_back(nullptr);
-  std::string shell = kShell;
-  std::string dash_c = "-c";
-  std::string command_text = command;
-  std::array<char*, 4> argv = {shell.data(), dash_c.data(), command_text.data(), nullptr};
-
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, out_write.get(), STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, err_write.get(), STDERR_FILENO);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  // Its own process group, so that a timeout or Ctrl-C kills the command's children too,
-  // and the terminal's Ctrl-C reaches only mlalab, which then ends the command.
-  posix_spawnattr_setpgroup(&attributes, 0);
-  sigset_t default_signals;
-  sigemptyset(&default_signals);
-  sigaddset(&default_signals, SIGINT);
-  sigaddset(&default_signals, SIGTERM);
-  sigaddset(&default_signals, SIGPIPE);
-  posix_spawnattr_setsigdefault(&attributes, &default_signals);
-  sigset_t no_signals;
-  sigemptyset(&no_signals);
-  posix_spawnattr_setsigmask(&attributes, &no_signals);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
-                                            POSIX_SPAWN_SETSIGMASK);
   pid_t pid = -1;
-  const int spawn_status =
-      posix_spawn(&pid, kShell, &actions, &attributes, argv.data(), envp.data());
+  const int spawn_status = spawn_in_own_group(kShell, {kShell, "-c", command},
+                                              child_environment(env), &actions, &pid);
   posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
   if (spawn_status != 0) {
     result.spawn_error = errno_text(kShell, spawn_status);
     return result;

@@ -4,6 +4,7 @@
 // Only this file includes it, so the definition cannot disagree with another unit's.
 #define TOML_HEADER_ONLY 1
 #include <toml++/toml.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -57,13 +58,14 @@ const std::vector<std::string_view> kDecisionKeys = {
     "min_effect_pct", "alpha", "min_rounds", "max_rounds",
     "time_budget_s",  "seed",  "correction", "family"};
 const std::vector<std::string_view> kKnobKeys = {"block_h", "block_t", "warps", "stages"};
-const std::vector<std::string_view> kKernelArmKeys = {"variant", "block_h", "block_t", "warps",
-                                                      "stages",  "split",   "threads", "table"};
+const std::vector<std::string_view> kKernelArmKeys = {"variant", "block_h", "block_t",
+                                                      "warps",   "stages",  "split",
+                                                      "threads", "table",   "build"};
 const std::vector<std::string_view> kCommandArmKeys = {"command", "env", "metric", "better",
                                                        "timeout_s"};
 const std::vector<std::string_view> kArmKeys = {
-    "name",  "prediction", "variant", "block_h", "block_t", "warps",  "stages",
-    "split", "threads",    "table",   "command", "env",    "metric",  "better", "timeout_s"};
+    "name",  "prediction", "variant", "block_h", "block_t", "warps",  "stages",   "split",
+    "threads", "table",    "build",   "command", "env",     "metric", "better", "timeout_s"};
 
 std::string join(const std::vector<std::string>& parts, std::string_view separator = ", ") {
   std::string joined;
@@ -787,12 +789,36 @@ class Parser {
     const auto* base_command = baseline ? std::get_if<CommandArm>(&baseline->config) : nullptr;
     if (command_arm) {
       arm.config = read_command_arm(scope, base_command);
-    } else if (backend == Backend::kCpu) {
-      arm.config = read_cpu_arm(scope, base_kernel);
-    } else {
-      arm.config = read_cuda_arm(scope, base_kernel);
+      return arm;
     }
+    // An arm's build is its own: a variant does not inherit the baseline's (the usual A/B of a
+    // change is the previous build's baseline against this build's variant).
+    const std::string build = read_build(scope);
+    KernelArm kernel = backend == Backend::kCpu ? read_cpu_arm(scope, base_kernel)
+                                                : read_cuda_arm(scope, base_kernel, !build.empty());
+    kernel.build = build;
+    arm.config = std::move(kernel);
     return arm;
+  }
+
+  // `build`: another mlalab binary that runs the arm (ab/worker.h), relative to the
+  // experiment file like a tuning table; empty when the key is absent (this build).
+  std::string read_build(const Scope& scope) const {
+    const auto build = get_string(scope, "build", "\"../build-main/bin/mlalab\"");
+    if (!build) return {};
+    const std::filesystem::path as_given(build->value);
+    const std::filesystem::path path =
+        as_given.is_absolute()
+            ? as_given
+            : (std::filesystem::path(path_).parent_path() / as_given).lexically_normal();
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(path, error) || access(path.c_str(), X_OK) != 0) {
+      fail(build->line, build->field,
+           fmt::format("'{}' ({}) is not an executable file: build names another mlalab binary, "
+                       "relative to this file, e.g. a build of the previous commit",
+                       build->value, path.string()));
+    }
+    return path.string();
   }
 
   std::string compiled_list() const {
@@ -803,7 +829,9 @@ class Parser {
     return std::find(compiled_.begin(), compiled_.end(), name) != compiled_.end();
   }
 
-  KernelArm read_cuda_arm(const Scope& scope, const KernelArm* base) {
+  // `other_build`: the arm runs in another build, whose variants this one cannot list; that
+  // build's worker refuses a variant it lacks when the arm is prepared.
+  KernelArm read_cuda_arm(const Scope& scope, const KernelArm* base, bool other_build) {
     if (const toml::node* threads = scope.table->get("threads")) {
       fail(line_of(*threads), scope.field("threads"),
            "threads is the cpu backend's knob, and this experiment's backend is cuda (set "
@@ -828,7 +856,7 @@ class Parser {
         fail(variant->line, variant->field,
              "variant \"cpu\" is the CPU backend: set backend = \"cpu\" at the top level");
       }
-      if (!is_compiled(variant->value)) {
+      if (!other_build && !is_compiled(variant->value)) {
         const bool well_formed = parse_variant_name(variant->value).has_value();
         fail(variant->line, variant->field,
              well_formed
@@ -843,7 +871,7 @@ class Parser {
       last_source_.config_line = variant->line;
       last_source_.config_field = variant->field;
     } else if (knob_key) {
-      arm.variant = variant_from_knobs(scope, base);
+      arm.variant = variant_from_knobs(scope, base, other_build);
     } else if (base) {
       arm.variant = base->variant;
     }
@@ -898,7 +926,7 @@ class Parser {
 
   // The variant named by knobs: the baseline's shape (none for the baseline itself) with the
   // knobs this arm sets.
-  std::string variant_from_knobs(const Scope& scope, const KernelArm* base) {
+  std::string variant_from_knobs(const Scope& scope, const KernelArm* base, bool other_build) {
     std::optional<VariantShape> shape;
     if (base) shape = parse_variant_name(base->variant);
     std::vector<std::string> given;
@@ -932,7 +960,7 @@ class Parser {
                        join(given), join(missing)));
     }
     const std::string name = variant_name(derived);
-    if (!is_compiled(name)) {
+    if (!other_build && !is_compiled(name)) {
       const std::string origin =
           base ? fmt::format("{} applied to the baseline {} gives", join(given), base->variant)
                : fmt::format("{} is", join(given));
@@ -1139,7 +1167,7 @@ class Parser {
     std::map<std::string, std::optional<std::string>> verdicts;  // per variant name
     const auto check = [&](const Arm& arm, const ArmSource& source) {
       const auto* kernel = std::get_if<KernelArm>(&arm.config);
-      if (!kernel) return;
+      if (!kernel || !kernel->build.empty()) return;  // another build judges its own
       auto [at, inserted] = verdicts.try_emplace(kernel->variant);
       if (inserted) {
         const auto shape = parse_variant_name(kernel->variant);
@@ -1183,12 +1211,14 @@ ExperimentError::ExperimentError(std::string path, int line, int column, std::st
 
 std::string arm_config_text(const Arm& arm) {
   if (const auto* kernel = std::get_if<KernelArm>(&arm.config)) {
+    const std::string in_build = kernel->build.empty() ? "" : " in " + kernel->build;
     if (kernel->variant == kCpuVariant) {
-      return kernel->cpu_threads == 0 ? "cpu threads=all"
-                                      : fmt::format("cpu threads={}", kernel->cpu_threads);
+      return (kernel->cpu_threads == 0 ? std::string("cpu threads=all")
+                                       : fmt::format("cpu threads={}", kernel->cpu_threads)) +
+             in_build;
     }
-    if (!kernel->table.empty()) return "tuned by " + kernel->table;
-    return fmt::format("{} {}", kernel->variant, kernel->split.to_string());
+    if (!kernel->table.empty()) return "tuned by " + kernel->table + in_build;
+    return fmt::format("{} {}{}", kernel->variant, kernel->split.to_string(), in_build);
   }
   const auto& command = std::get<CommandArm>(arm.config);
   std::string text;

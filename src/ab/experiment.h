@@ -65,6 +65,12 @@
 //     variant = "cpu"               optional (the only CPU kernel)
 //     threads = 2                   [0, 4096], 0 = every hardware thread; a variant arm
 //                                   without it takes the baseline's (default 0)
+//   Kernel arm, either backend:
+//     build = "../old/bin/mlalab"   another mlalab binary (relative to the experiment file's
+//                                   folder) that runs the arm in `mlalab worker`, e.g. the
+//                                   previous commit's build; not inherited from the baseline.
+//                                   Its variants are that build's: this build neither lists
+//                                   nor judges them, the worker refuses one it lacks
 //   Command arm (a whole serving benchmark, say):
 //     command   = "python3 bench.py --concurrency $MLALAB_CONCURRENCY"   run through /bin/sh
 //     env       = { VLLM_MLA_WARPS = "8" }   string values; MLALAB_CONCURRENCY is reserved
@@ -80,7 +86,7 @@
 //     prediction = 20.0             variants only: the expected change in %, (-100, 10000]
 //
 // Variant arms must differ from the baseline and from each other. On the cuda backend each
-// kernel arm's variant must be feasible (dispatch::judge): with a GPU, on that GPU's resources;
+// kernel arm of this build must be feasible (dispatch::judge): with a GPU, on that GPU's resources;
 // without one, on the shared-memory plan against the largest limit of any supported GPU. A
 // missing GPU itself is not a parse error: the runner reports it.
 #include <cstdint>
@@ -109,6 +115,9 @@ struct KernelArm {
   SplitPolicy split;     // ignored by the CPU backend and by a tuned arm
   std::string table{};   // a tuned arm's tuning table (a path); empty otherwise
   int cpu_threads = 0;   // CPU backend only; 0 = all hardware threads
+  // Another mlalab build that runs this arm (a path to its binary, e.g. the previous commit's),
+  // through `mlalab worker` (ab/worker.h); empty: this build.
+  std::string build{};
   bool operator==(const KernelArm&) const = default;
 };
 
@@ -136,8 +145,8 @@ struct Arm {
 };
 
 // One line describing an arm's config, as reports print it: "h16_t16_w4_s2 target_ctas:512",
-// "cpu threads=2" (threads=all for 0), or a command with its env overrides in front,
-// "VLLM_MLA_WARPS=8 python3 bench.py".
+// "cpu threads=2" (threads=all for 0), " in /path/to/mlalab" after either for an arm of another
+// build, or a command with its env overrides in front, "VLLM_MLA_WARPS=8 python3 bench.py".
 std::string arm_config_text(const Arm& arm);
 
 // Context length per request: one value for all, or a seeded distribution.

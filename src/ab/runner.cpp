@@ -17,6 +17,7 @@
 #include "ab/environment.h"
 #include "ab/plan.h"
 #include "ab/sha256.h"
+#include "ab/worker.h"
 #include "bench/bench_runner.h"
 #include "bench/device_info.h"
 
@@ -112,18 +113,19 @@ class Progress {
 // the same config and be compared as if they differed (an experiment file with two identical
 // arms is refused for the same reason): say which arms collapse, or nullopt when none do.
 std::optional<std::string> collapsed_arms_on_cpu(const std::vector<const Arm*>& arms) {
-  std::map<int, std::vector<std::string>> names_by_threads;
+  // Arms of different builds differ in their CPU code, whatever their threads.
+  std::map<std::pair<int, std::string>, std::vector<std::string>> names_by_run;
   for (const Arm* arm : arms) {
-    names_by_threads[std::get<KernelArm>(arm->config).cpu_threads].push_back(
-        fmt::format("'{}'", arm->name));
+    const auto& kernel = std::get<KernelArm>(arm->config);
+    names_by_run[{kernel.cpu_threads, kernel.build}].push_back(fmt::format("'{}'", arm->name));
   }
   std::vector<std::string> groups;
-  for (const auto& [threads, names] : names_by_threads) {
+  for (const auto& [run, names] : names_by_run) {
     if (names.size() < 2) continue;
     const Arm on_cpu{.name = {},
                      .prediction_pct = {},
                      .config = KernelArm{.variant = kCpuVariant, .split = {},
-                                         .cpu_threads = threads}};
+                                         .cpu_threads = run.first, .build = run.second}};
     groups.push_back(fmt::format("{} would all run '{}'", fmt::join(names, ", "),
                                  arm_config_text(on_cpu)));
   }
@@ -195,6 +197,11 @@ class Run {
   Clock::time_point deadline_;
   std::optional<bench::DeviceInfo> device_;
   std::unique_ptr<KernelBackend> backend_;  // null when no arm is a kernel arm
+  // The workers of arms of other builds (KernelArm::build), by build.
+  std::map<std::string, std::unique_ptr<KernelBackend>> worker_backends_;
+  KernelBackend& backend_of(const KernelArm& arm) const {
+    return arm.build.empty() ? *backend_ : *worker_backends_.at(arm.build);
+  }
   RunRecord record_;
   std::vector<int> failures_in_a_row_;      // per arm
   std::string cut_arm_;  // the arm whose running sample the run's deadline cut, if any
@@ -213,7 +220,7 @@ void Run::add_arm(const Arm& arm, std::string name, ArmRole role) {
   arm_record.arm = arm;
   arm_record.config_text = arm_config_text(arm);
   if (const auto* kernel = std::get_if<KernelArm>(&arm.config)) {
-    arm_record.code_hash = backend_->code_hash(*kernel);
+    arm_record.code_hash = backend_of(*kernel).code_hash(*kernel);
   } else {
     arm_record.code_hash = sha256_hex(std::get<CommandArm>(arm.config).command);
   }
@@ -276,6 +283,17 @@ void Run::set_up() {
       backend_ = cuda ? make_cuda_backend(*device_) : make_cpu_backend(options_.stop_signal);
     } catch (const std::exception& error) {
       throw RunSetupError(fmt::format("cannot use the CUDA device: {}", error.what()));
+    }
+  }
+  for (const Arm* arm : arms) {
+    const auto* kernel = std::get_if<KernelArm>(&arm->config);
+    if (!kernel || kernel->build.empty() || worker_backends_.contains(kernel->build)) continue;
+    try {
+      worker_backends_[kernel->build] =
+          make_worker_backend(kernel->build, experiment_.backend, options_.stop_signal);
+    } catch (const std::exception& error) {
+      throw RunSetupError(fmt::format("arm '{}': cannot start the worker of its build: {}",
+                                      arm->name, error.what()));
     }
   }
 
@@ -389,20 +407,26 @@ PointEnd Run::measure_point(std::size_t index, double allotment_s) {
                                       [](const ArmRecord& arm) {
                                         return arm.valid && arm.arm.is_kernel();
                                       });
-  // Arms refer to the kernel point's problem, so they are declared after it: destroyed first.
-  std::unique_ptr<KernelPoint> kernel_point;
+  // Arms refer to their kernel point's problem, so they are declared after it: destroyed
+  // first. One point per build that runs a valid arm ("": this build), on the same workload.
+  std::map<std::string, std::unique_ptr<KernelPoint>> kernel_points;
   std::vector<std::unique_ptr<PreparedArm>> prepared(record_.arms.size());
   if (any_kernel) {
     progress_.status(fmt::format("{} building the problem and checking the kernel arms against "
                                  "the fp64 reference", label));
+    const PointWorkload workload{
+        .layout = experiment_.sweep.layout,
+        .num_heads = experiment_.sweep.heads,
+        .page_size = experiment_.sweep.page_size,
+        .context_lengths = point.context_lengths,
+        .seed = experiment_.sweep.context.seed + static_cast<std::uint64_t>(point.concurrency),
+        .launches_per_sample = experiment_.measure.launches_per_sample};
     try {
-      kernel_point = backend_->begin_point(PointWorkload{
-          .layout = experiment_.sweep.layout,
-          .num_heads = experiment_.sweep.heads,
-          .page_size = experiment_.sweep.page_size,
-          .context_lengths = point.context_lengths,
-          .seed = experiment_.sweep.context.seed + static_cast<std::uint64_t>(point.concurrency),
-          .launches_per_sample = experiment_.measure.launches_per_sample});
+      for (const ArmRecord& arm : record_.arms) {
+        const auto* kernel = std::get_if<KernelArm>(&arm.arm.config);
+        if (!arm.valid || !kernel || kernel_points.contains(kernel->build)) continue;
+        kernel_points[kernel->build] = backend_of(*kernel).begin_point(workload);
+      }
     } catch (const std::exception& error) {
       error_ = fmt::format("{} cannot build the problem: {}", label, error.what());
       finish_point();
@@ -420,7 +444,7 @@ PointEnd Run::measure_point(std::size_t index, double allotment_s) {
     Preparation preparation;
     try {
       if (const auto* kernel = std::get_if<KernelArm>(&arm.arm.config)) {
-        preparation = kernel_point->prepare(*kernel);
+        preparation = kernel_points.at(kernel->build)->prepare(*kernel);
       } else {
         preparation = prepare_command_arm(std::get<CommandArm>(arm.arm.config), point.concurrency,
                                           options_.stop_signal);

@@ -17,6 +17,7 @@
 #include "cli/tune_command.h"
 #include "cli/unknown_subcommand.h"
 #include "cli/verify_command.h"
+#include "cli/worker_command.h"
 
 namespace {
 
@@ -81,6 +82,7 @@ int main(int argc, char** argv) {
   mlalab::cli::add_verify_command(app, exit_code);
   mlalab::cli::add_ab_command(app, exit_code);
   mlalab::cli::add_tune_command(app, exit_code);
+  mlalab::cli::add_worker_command(app, exit_code);
 
   try {
     app.parse(argc, argv);

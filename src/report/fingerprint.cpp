@@ -129,6 +129,9 @@ ConfigFields config_fields(const ab::Arm& arm, Backend backend) {
     fields["cpu_threads"] = backend == Backend::kCuda
                                 ? std::nullopt
                                 : std::optional<std::string>(std::to_string(kernel->cpu_threads));
+    // Another build's arm (its code hash is that build's); absent for this build's arms, as
+    // in fingerprints written before worker arms.
+    if (!kernel->build.empty()) fields["build"] = kernel->build;
     return fields;
   }
   const auto& command = std::get<ab::CommandArm>(arm.config);

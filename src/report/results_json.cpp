@@ -488,6 +488,7 @@ Json arm_json(const ab::Arm& arm, Backend backend) {
     json["split"] = split_applies(backend) ? Json(kernel->split.to_string()) : Json(nullptr);
     json["cpu_threads"] = cpu_threads_apply(backend) ? Json(kernel->cpu_threads) : Json(nullptr);
     json["table"] = text_or_null(kernel->table);
+    json["build"] = text_or_null(kernel->build);  // null: this build
   } else {
     const auto& command = std::get<ab::CommandArm>(arm.config);
     json["kind"] = "command";
@@ -514,7 +515,8 @@ ab::Arm arm_from_json(const nlohmann::json& json) {
     ab::KernelArm kernel{.variant = named.get<std::string>("variant"),
                          .split = {},
                          .table = named.get_if_present<std::string>("table", {}),
-                         .cpu_threads = named.get_or<int>("cpu_threads", 0)};
+                         .cpu_threads = named.get_or<int>("cpu_threads", 0),
+                         .build = named.get_if_present<std::string>("build", {})};
     if (!named.field("split").is_null()) {
       std::string error;
       const auto split = parse_split_policy(named.get<std::string>("split"), &error);

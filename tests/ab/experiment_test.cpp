@@ -1111,3 +1111,44 @@ TEST(ExperimentTunedArms, TheCpuBackendRefusesThem) {
 
 }  // namespace
 }  // namespace mlalab::ab
+
+namespace mlalab::ab {
+namespace {
+
+// An arm of another build: its variant is that build's to know (none of this build's list
+// applies), its build is its own (a variant does not inherit the baseline's), and a build
+// that is not an executable file is refused where it is named.
+TEST(ExperimentBuild, NamesAnotherBinaryWhoseVariantsThisBuildDoesNotJudge) {
+  const Experiment experiment = parse(kHeader + R"([baseline]
+variant = "h16_t16_w4_s2"
+split = "heuristic"
+build = ")" + std::string(MLALAB_BINARY) + R"("
+[[variant]]
+name = "this build"
+prediction = 0.0
+[[variant]]
+name = "other variant, other build"
+variant = "h64_t64_w8_s4"
+build = ")" + std::string(MLALAB_BINARY) + R"("
+)");
+  const auto& baseline = std::get<KernelArm>(experiment.baseline.config);
+  EXPECT_EQ(baseline.build, MLALAB_BINARY);
+  const auto& here = std::get<KernelArm>(experiment.variants[0].config);
+  EXPECT_EQ(here.build, "");
+  EXPECT_EQ(here.variant, "h16_t16_w4_s2");
+  const auto& other = std::get<KernelArm>(experiment.variants[1].config);
+  EXPECT_EQ(other.variant, "h64_t64_w8_s4");  // not in study_build()'s list
+  EXPECT_EQ(other.build, MLALAB_BINARY);
+  EXPECT_EQ(arm_config_text(experiment.variants[1]),
+            std::string("h64_t64_w8_s4 heuristic in ") + MLALAB_BINARY);
+
+  const auto error = refused(kHeader + kBaseline + R"([[variant]]
+name = "old"
+build = "no/such/mlalab"
+)",
+                             12, "variant[0].build");
+  EXPECT_MENTIONS(error, "is not an executable file");
+}
+
+}  // namespace
+}  // namespace mlalab::ab

@@ -56,7 +56,7 @@ TEST_F(MlalabBinary, NamesAnUnknownSubcommandAndSuggestsTheNearest) {
   EXPECT_EQ(outcome.status, kExitError);
   EXPECT_EQ(outcome.err,
             "mlalab: unknown subcommand 'bnech'; did you mean 'bench'?\n"
-            "Subcommands: configs, bench, verify, ab, tune\n"
+            "Subcommands: configs, bench, verify, ab, tune, worker\n"
             "Run with --help for more information.\n");
   EXPECT_EQ(outcome.out, "");
 }
