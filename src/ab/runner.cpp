@@ -147,6 +147,10 @@ enum class PointEnd { kStopped, kInterrupted, kBaselineInvalid, kError };
 // (the run's deadline) cuts the sample that is running.
 enum class RoundEnd { kComplete, kInterrupted, kPointBudgetSpent, kRunBudgetSpent, kError };
 
+// A point's kernel problems by build, and its prepared arms by arm index (null: not prepared).
+using KernelPoints = std::map<std::string, std::unique_ptr<KernelPoint>>;
+using PreparedArms = std::vector<std::unique_ptr<PreparedArm>>;
+
 class Run {
  public:
   Run(const Experiment& experiment, const RunOptions& options, const StoppingRule& rule)
@@ -160,14 +164,25 @@ class Run {
  private:
   void set_up();
   void add_arm(const Arm& arm, std::string name, ArmRole role);
+  // A point's measurement, in its steps; each step's nullopt means "go on".
   PointEnd measure_point(std::size_t index, double allotment_s);
-  RoundEnd run_round(std::size_t index, int round, std::vector<std::unique_ptr<PreparedArm>>& prepared,
+  //   1. the problem, once per build that runs a valid kernel arm ("": this build);
+  std::optional<PointEnd> begin_kernel_points(std::size_t index, const std::string& label,
+                                              KernelPoints& kernel_points);
+  //   2. every valid arm checked against the reference and prepared (INVALID if it fails);
+  std::optional<PointEnd> prepare_arms(std::size_t index, const std::string& label,
+                                       const KernelPoints& kernel_points, PreparedArms& prepared);
+  //   3. every prepared arm warmed up;
+  std::optional<PointEnd> warm_up_arms(std::size_t index, PreparedArms& prepared);
+  //   4. rounds until the stopping rule, the point's share of the budget or a stop ends them.
+  PointEnd run_rounds(std::size_t index, const std::string& label, PreparedArms& prepared,
+                      Clock::time_point point_start, double allotment_s);
+  RoundEnd run_round(std::size_t index, int round, PreparedArms& prepared,
                      std::mt19937_64& order_generator, Clock::time_point point_start,
                      double allotment_s);
   // Arms that ran at this point but gave no valid sample there (every sample failed) are
   // INVALID: they cannot be judged, and a verdict without them would hide it.
-  void invalidate_unsampled(std::size_t index,
-                            std::vector<std::unique_ptr<PreparedArm>>& prepared);
+  void invalidate_unsampled(std::size_t index, PreparedArms& prepared);
   // The plan of the point at its first look (plan.h), on the progress stream.
   void note_plan(std::size_t index, const std::string& label);
   // Why a point ended on its time budget, after `rounds` rounds.
@@ -401,46 +416,57 @@ PointEnd Run::measure_point(std::size_t index, double allotment_s) {
   PointRecord& point = record_.points[index];
   const std::string label = point_label(index, record_.points.size(), point.concurrency);
   point.stop_text = "interrupted before its first round";
-  const auto finish_point = [&] { point.elapsed_s = seconds_since(point_start); };
+  // Arms refer to their kernel point's problem, so they are declared after it: destroyed first.
+  KernelPoints kernel_points;
+  PreparedArms prepared(record_.arms.size());
+  const PointEnd end = [&] {
+    if (const auto end = begin_kernel_points(index, label, kernel_points)) return *end;
+    if (const auto end = prepare_arms(index, label, kernel_points, prepared)) return *end;
+    if (const auto end = warm_up_arms(index, prepared)) return *end;
+    return run_rounds(index, label, prepared, point_start, allotment_s);
+  }();
+  point.elapsed_s = seconds_since(point_start);
+  return end;
+}
 
+std::optional<PointEnd> Run::begin_kernel_points(std::size_t index, const std::string& label,
+                                                 KernelPoints& kernel_points) {
+  const PointRecord& point = record_.points[index];
   const bool any_kernel = std::any_of(record_.arms.begin(), record_.arms.end(),
                                       [](const ArmRecord& arm) {
                                         return arm.valid && arm.arm.is_kernel();
                                       });
-  // Arms refer to their kernel point's problem, so they are declared after it: destroyed
-  // first. One point per build that runs a valid arm ("": this build), on the same workload.
-  std::map<std::string, std::unique_ptr<KernelPoint>> kernel_points;
-  std::vector<std::unique_ptr<PreparedArm>> prepared(record_.arms.size());
-  if (any_kernel) {
-    progress_.status(fmt::format("{} building the problem and checking the kernel arms against "
-                                 "the fp64 reference", label));
-    const PointWorkload workload{
-        .layout = experiment_.sweep.layout,
-        .num_heads = experiment_.sweep.heads,
-        .page_size = experiment_.sweep.page_size,
-        .context_lengths = point.context_lengths,
-        .seed = experiment_.sweep.context.seed + static_cast<std::uint64_t>(point.concurrency),
-        .launches_per_sample = experiment_.measure.launches_per_sample};
-    try {
-      for (const ArmRecord& arm : record_.arms) {
-        const auto* kernel = std::get_if<KernelArm>(&arm.arm.config);
-        if (!arm.valid || !kernel || kernel_points.contains(kernel->build)) continue;
-        kernel_points[kernel->build] = backend_of(*kernel).begin_point(workload);
-      }
-    } catch (const std::exception& error) {
-      error_ = fmt::format("{} cannot build the problem: {}", label, error.what());
-      finish_point();
-      return PointEnd::kError;
+  if (!any_kernel) return std::nullopt;
+  progress_.status(fmt::format("{} building the problem and checking the kernel arms against "
+                               "the fp64 reference", label));
+  const PointWorkload workload{
+      .layout = experiment_.sweep.layout,
+      .num_heads = experiment_.sweep.heads,
+      .page_size = experiment_.sweep.page_size,
+      .context_lengths = point.context_lengths,
+      .seed = experiment_.sweep.context.seed + static_cast<std::uint64_t>(point.concurrency),
+      .launches_per_sample = experiment_.measure.launches_per_sample};
+  try {
+    for (const ArmRecord& arm : record_.arms) {
+      const auto* kernel = std::get_if<KernelArm>(&arm.arm.config);
+      if (!arm.valid || !kernel || kernel_points.contains(kernel->build)) continue;
+      kernel_points[kernel->build] = backend_of(*kernel).begin_point(workload);
     }
+  } catch (const std::exception& error) {
+    error_ = fmt::format("{} cannot build the problem: {}", label, error.what());
+    return PointEnd::kError;
   }
+  return std::nullopt;
+}
 
+std::optional<PointEnd> Run::prepare_arms(std::size_t index, const std::string& label,
+                                          const KernelPoints& kernel_points,
+                                          PreparedArms& prepared) {
+  PointRecord& point = record_.points[index];
   for (std::size_t a = 0; a < record_.arms.size(); ++a) {
     ArmRecord& arm = record_.arms[a];
     if (!arm.valid) continue;
-    if (stop_requested()) {
-      finish_point();
-      return PointEnd::kInterrupted;
-    }
+    if (stop_requested()) return PointEnd::kInterrupted;
     Preparation preparation;
     try {
       if (const auto* kernel = std::get_if<KernelArm>(&arm.arm.config)) {
@@ -457,7 +483,6 @@ PointEnd Run::measure_point(std::size_t index, double allotment_s) {
       if (arm.arm.is_kernel()) {
         if (auto lost = context_lost(arm.name + ": " + preparation.invalid_reason)) {
           error_ = std::move(lost);
-          finish_point();
           return PointEnd::kError;
         }
       }
@@ -475,10 +500,12 @@ PointEnd Run::measure_point(std::size_t index, double allotment_s) {
     }
     prepared[a] = std::move(preparation.arm);
   }
-  if (!baseline_valid()) {
-    finish_point();
-    return PointEnd::kBaselineInvalid;
-  }
+  if (!baseline_valid()) return PointEnd::kBaselineInvalid;
+  return std::nullopt;
+}
+
+std::optional<PointEnd> Run::warm_up_arms(std::size_t index, PreparedArms& prepared) {
+  const PointRecord& point = record_.points[index];
   for (std::size_t a = 0; a < prepared.size(); ++a) {
     if (!prepared[a]) continue;
     try {
@@ -486,18 +513,19 @@ PointEnd Run::measure_point(std::size_t index, double allotment_s) {
     } catch (const std::exception& error) {
       if (auto lost = context_lost(record_.arms[a].name + ": " + error.what())) {
         error_ = std::move(lost);
-        finish_point();
         return PointEnd::kError;
       }
       invalidate(a, point, fmt::format("warm-up failed: {}", error.what()));
       prepared[a].reset();
     }
   }
-  if (!baseline_valid()) {
-    finish_point();
-    return PointEnd::kBaselineInvalid;
-  }
+  if (!baseline_valid()) return PointEnd::kBaselineInvalid;
+  return std::nullopt;
+}
 
+PointEnd Run::run_rounds(std::size_t index, const std::string& label, PreparedArms& prepared,
+                         Clock::time_point point_start, double allotment_s) {
+  PointRecord& point = record_.points[index];
   const auto rounds_start = Clock::now();
   std::mt19937_64 order_generator =
       keyed_generator(experiment_.stats.seed, kOrderStream, point.concurrency);
@@ -505,7 +533,6 @@ PointEnd Run::measure_point(std::size_t index, double allotment_s) {
     point.stop_reason = reason;
     point.stop_text = std::move(text);
     invalidate_unsampled(index, prepared);
-    finish_point();
     return baseline_valid() ? PointEnd::kStopped : PointEnd::kBaselineInvalid;
   };
   for (int round = 0;; ++round) {
@@ -521,10 +548,8 @@ PointEnd Run::measure_point(std::size_t index, double allotment_s) {
         break;
       case RoundEnd::kInterrupted:
         point.stop_text = fmt::format("{} after {} rounds", stop_text(), point.rounds);
-        finish_point();
         return PointEnd::kInterrupted;
       case RoundEnd::kError:
-        finish_point();
         return PointEnd::kError;
       case RoundEnd::kRunBudgetSpent:
         return stop_point(
@@ -539,10 +564,7 @@ PointEnd Run::measure_point(std::size_t index, double allotment_s) {
       case RoundEnd::kPointBudgetSpent:
         return stop_point(StopReason::kTimeBudgetSpent, budget_text(point.rounds, allotment_s));
     }
-    if (!baseline_valid()) {
-      finish_point();
-      return PointEnd::kBaselineInvalid;
-    }
+    if (!baseline_valid()) return PointEnd::kBaselineInvalid;
 
     const double rounds_elapsed_s = seconds_since(rounds_start);
     const double point_elapsed_s = seconds_since(point_start);
@@ -586,7 +608,7 @@ std::string Run::budget_text(int rounds, double allotment_s) const {
 }
 
 RoundEnd Run::run_round(std::size_t index, int round,
-                        std::vector<std::unique_ptr<PreparedArm>>& prepared,
+                        PreparedArms& prepared,
                         std::mt19937_64& order_generator, Clock::time_point point_start,
                         double allotment_s) {
   PointRecord& point = record_.points[index];
@@ -649,7 +671,7 @@ RoundEnd Run::run_round(std::size_t index, int round,
 }
 
 void Run::invalidate_unsampled(std::size_t index,
-                               std::vector<std::unique_ptr<PreparedArm>>& prepared) {
+                               PreparedArms& prepared) {
   const int point = static_cast<int>(index);
   for (std::size_t a = 0; a < prepared.size(); ++a) {
     if (!prepared[a] || !record_.arms[a].valid) continue;
