@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ab/runner.h"
+#include "ab/small_cpu_experiment.h"
 #include "bench/bench_runner.h"
 #include "bench/device_info.h"
 #include "bench/require_gpu.h"
@@ -44,19 +45,17 @@ const kernels::Variant& last_runnable_variant(Layout layout) {
 // when only one is compiled), at two small points.
 Experiment gpu_experiment() {
   const auto variants = kernels::compiled_variants();
-  Experiment experiment;
+  Experiment experiment = testing::small_cpu_experiment();
   experiment.name = "runner-gpu-test";
   experiment.hypothesis = "the runner times kernels like mlalab bench";
   experiment.backend = Backend::kCuda;
-  experiment.sweep.layout = Layout::kV4;
-  experiment.sweep.heads = 16;
-  experiment.sweep.page_size = 64;
   experiment.sweep.concurrency = {1, kBatch};
   experiment.sweep.context.length = kContext;
   experiment.measure.launches_per_sample = 5;
   experiment.measure.max_minutes = 2.0;
-  experiment.stats.min_rounds = 3;
+  experiment.measure.throttle_fraction = 0.9;
   experiment.stats.max_rounds = 5;
+  experiment.stats.time_budget_s = Settings{}.time_budget_s;
   experiment.baseline = kernel_arm("baseline", variants.front().name, SplitPolicy{});
   const kernels::Variant& other = last_runnable_variant(experiment.sweep.layout);
   experiment.variants = {kernel_arm(

@@ -19,15 +19,14 @@
 #include <fmt/format.h>
 
 #include "ab/run_record.h"
+#include "ab/small_cpu_experiment.h"
 #include "report/report_writer.h"
 #include "report/results_json.h"
 
 namespace mlalab::ab {
 namespace {
 
-// Small enough that a sample is a fraction of a millisecond on one core, with the fp64
-// reference in milliseconds.
-constexpr int kContext = 128;
+constexpr int kContext = testing::kSmallContext;
 
 Arm cpu_arm(std::string name, int threads) {
   return Arm{.name = std::move(name),
@@ -45,24 +44,7 @@ Arm command_arm(std::string name, std::string command) {
                                   .timeout_s = 10.0}};
 }
 
-Experiment base_experiment() {
-  Experiment experiment;
-  experiment.name = "runner-test";
-  experiment.hypothesis = "two threads beat one";
-  experiment.backend = Backend::kCpu;
-  experiment.sweep.layout = Layout::kV4;
-  experiment.sweep.heads = 16;
-  experiment.sweep.page_size = 64;
-  experiment.sweep.concurrency = {1, 2};
-  experiment.sweep.context.length = kContext;
-  experiment.measure.launches_per_sample = 2;
-  experiment.measure.max_minutes = 1.0;
-  experiment.measure.throttle_fraction = 0.0;
-  experiment.stats.min_rounds = 3;
-  experiment.stats.max_rounds = 6;
-  experiment.stats.time_budget_s = 10.0;
-  return experiment;
-}
+Experiment base_experiment() { return testing::small_cpu_experiment(); }
 
 Experiment cpu_experiment() {
   Experiment experiment = base_experiment();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ab/runner.h"
+#include "ab/small_cpu_experiment.h"
 
 namespace mlalab::ab {
 namespace {
@@ -74,27 +75,19 @@ TEST(WorkerBackend, RefusesABuildThatIsNoMlalab) {
 // The lab with one arm in this process and one in a worker of the mlalab binary (another
 // build, as far as the lab knows): both are checked, sampled in the same rounds and judged.
 TEST(WorkerBackend, RunsAnArmOfAnotherBuildInTheSameRounds) {
-  Experiment experiment;
+  Experiment experiment = testing::small_cpu_experiment();
   experiment.name = "worker-test";
   experiment.hypothesis = "the same CPU kernel in another process runs as fast";
-  experiment.backend = Backend::kCpu;
-  experiment.sweep.layout = Layout::kV4;
-  experiment.sweep.heads = 16;
-  experiment.sweep.page_size = 64;
   experiment.sweep.concurrency = {2};
-  experiment.sweep.context.length = 128;
-  experiment.measure.launches_per_sample = 2;
-  experiment.measure.max_minutes = 1.0;
-  experiment.measure.throttle_fraction = 0.0;
-  experiment.stats.min_rounds = 3;
   experiment.stats.max_rounds = 4;
   experiment.stats.time_budget_s = 20.0;
   experiment.baseline = Arm{.name = "here",
                             .prediction_pct = std::nullopt,
-                            .config = KernelArm{.variant = kCpuVariant, .cpu_threads = 1}};
+                            .config = KernelArm{.variant = kCpuVariant, .split = {}, .cpu_threads = 1}};
   experiment.variants = {Arm{.name = "in a worker",
                              .prediction_pct = 0.0,
                              .config = KernelArm{.variant = kCpuVariant,
+                                                 .split = {},
                                                  .cpu_threads = 1,
                                                  .build = MLALAB_BINARY}}};
   const RunOutcome outcome = run_experiment(experiment, RunOptions{});
