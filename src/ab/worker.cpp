@@ -159,9 +159,9 @@ class WorkerProcess {
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, child_end.get(), STDIN_FILENO);
     posix_spawn_file_actions_adddup2(&actions, child_end.get(), STDOUT_FILENO);
-    const int status =
-        spawn_in_own_group(build_, {build_, "worker", "--backend", std::string(backend_name(backend))},
-                           child_environment({}), &actions, &pid_);
+    const int status = spawn_in_own_group(
+        build_, {build_, "worker", "--backend", std::string(backend_name(backend))},
+        child_environment({}), &actions, &pid_);
     posix_spawn_file_actions_destroy(&actions);
     if (status != 0) {
       pid_ = -1;
@@ -182,7 +182,6 @@ class WorkerProcess {
     end_worker();
   }
 
-  const std::string& build() const { return build_; }
   bool alive() const { return pid_ > 0; }
 
   // Sends `request` and waits for its reply. Throws std::runtime_error when the worker is gone,
@@ -192,7 +191,8 @@ class WorkerProcess {
     if (!alive()) throw std::runtime_error(fmt::format("the worker of {} has ended", build_));
     const std::string line = request.dump() + "\n";
     for (std::size_t sent = 0; sent < line.size();) {
-      const ssize_t count = send(socket_->get(), line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
+      const ssize_t count =
+          send(socket_->get(), line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
       if (count < 0 && errno == EINTR) continue;
       if (count <= 0) fail(errno_text("write", errno));
       sent += static_cast<std::size_t>(count);

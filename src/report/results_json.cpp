@@ -170,7 +170,8 @@ Json experiment_json(const ab::Experiment& experiment) {
 }
 
 Json environment_json(const ab::EnvironmentRecord& environment) {
-  return {{"backend", environment.backend ? Json(backend_name(*environment.backend)) : Json(nullptr)},
+  return {{"backend",
+           environment.backend ? Json(backend_name(*environment.backend)) : Json(nullptr)},
           {"gpu", text_or_null(environment.gpu)},
           {"sm_count", positive_or_null(environment.sm_count)},
           {"sm_clock_mhz", positive_or_null(environment.sm_clock_mhz)},
