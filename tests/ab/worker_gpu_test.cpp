@@ -45,15 +45,8 @@ TEST(WorkerGpu, AnArmInAWorkerTimesLikeTheSameArmHere) {
   experiment.stats.min_rounds = 6;
   experiment.stats.max_rounds = 8;
   experiment.stats.time_budget_s = 30.0;
-  experiment.baseline = Arm{.name = "here",
-                            .prediction_pct = std::nullopt,
-                            .config = KernelArm{.variant = variant, .split = {}, .cpu_threads = 0}};
-  experiment.variants = {Arm{.name = "in a worker",
-                             .prediction_pct = 0.0,
-                             .config = KernelArm{.variant = variant,
-                                                 .split = {},
-                                                 .cpu_threads = 0,
-                                                 .build = binary.string()}}};
+  testing::here_and_in_a_worker(
+      experiment, KernelArm{.variant = variant, .split = {}, .cpu_threads = 0}, binary.string());
   std::ostringstream progress;
   RunOptions options;
   options.progress = &progress;

@@ -81,16 +81,9 @@ TEST(WorkerBackend, RunsAnArmOfAnotherBuildInTheSameRounds) {
   experiment.sweep.concurrency = {2};
   experiment.stats.max_rounds = 4;
   experiment.stats.time_budget_s = 20.0;
-  experiment.baseline =
-      Arm{.name = "here",
-          .prediction_pct = std::nullopt,
-          .config = KernelArm{.variant = kCpuVariant, .split = {}, .cpu_threads = 1}};
-  experiment.variants = {Arm{.name = "in a worker",
-                             .prediction_pct = 0.0,
-                             .config = KernelArm{.variant = kCpuVariant,
-                                                 .split = {},
-                                                 .cpu_threads = 1,
-                                                 .build = MLALAB_BINARY}}};
+  testing::here_and_in_a_worker(
+      experiment, KernelArm{.variant = kCpuVariant, .split = {}, .cpu_threads = 1},
+      MLALAB_BINARY);
   const RunOutcome outcome = run_experiment(experiment, RunOptions{});
   ASSERT_FALSE(outcome.error) << *outcome.error;
   const RunRecord& record = outcome.record;
