@@ -804,13 +804,9 @@ class Parser {
   // `build`: another mlalab binary that runs the arm (ab/worker.h), relative to the
   // experiment file like a tuning table; empty when the key is absent (this build).
   std::string read_build(const Scope& scope) const {
-    const auto build = get_string(scope, "build", "\"../build-main/bin/mlalab\"");
+    const auto build = get_string(scope, "build", "\"../build-prev/bin/mlalab\"");
     if (!build) return {};
-    const std::filesystem::path as_given(build->value);
-    const std::filesystem::path path =
-        as_given.is_absolute()
-            ? as_given
-            : (std::filesystem::path(path_).parent_path() / as_given).lexically_normal();
+    const std::filesystem::path path = beside_this_file(build->value);
     std::error_code error;
     if (!std::filesystem::is_regular_file(path, error) || access(path.c_str(), X_OK) != 0) {
       fail(build->line, build->field,
@@ -819,6 +815,13 @@ class Parser {
                        build->value, path.string()));
     }
     return path.string();
+  }
+
+  // A path the file names (a tuning table, another build): relative to the file's folder.
+  std::filesystem::path beside_this_file(const std::string& given) const {
+    const std::filesystem::path as_given(given);
+    if (as_given.is_absolute()) return as_given;
+    return (std::filesystem::path(path_).parent_path() / as_given).lexically_normal();
   }
 
   std::string compiled_list() const {
@@ -898,12 +901,7 @@ class Parser {
                        table.line, *key));
     }
     KernelArm arm;
-    const std::filesystem::path as_given(table.value);
-    arm.table = as_given.is_absolute()
-                    ? as_given.string()
-                    : (std::filesystem::path(path_).parent_path() / as_given)
-                          .lexically_normal()
-                          .string();
+    arm.table = beside_this_file(table.value).string();
     dispatch::TuningTable tuned;
     try {
       tuned = dispatch::read_table(arm.table);

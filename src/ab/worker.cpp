@@ -86,7 +86,8 @@ class WorkerState {
               {"backend", backend_.name()}};
     }
     if (op == "begin_point") {
-      arms_.clear();  // they refer to the point
+      arms_.clear();   // they refer to the point
+      point_.reset();  // a point that fails to build leaves none, not the previous one
       point_ = backend_.begin_point(workload_from_json(request.at("workload")));
       return {{"ok", true}};
     }

@@ -4,6 +4,7 @@
 // backend_name() does, and read it back with parse_backend().
 #include <array>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -33,6 +34,15 @@ constexpr std::optional<Backend> parse_backend(std::string_view name) {
     if (spelled == name) return value;
   }
   return std::nullopt;
+}
+
+// Every name, for messages that list the allowed ones: "cuda, cpu, none".
+inline std::string backend_names_text() {
+  std::string text;
+  for (const auto& [value, name] : kBackendNames) {
+    text += (text.empty() ? "" : ", ") + std::string(name);
+  }
+  return text;
 }
 
 }  // namespace mlalab

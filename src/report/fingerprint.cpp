@@ -32,11 +32,11 @@ T field(const nlohmann::json& json, std::string_view key, std::string_view where
 }
 
 // A recorded backend: null or absent reads as not recorded; a name outside the table is an error.
-std::optional<Backend> backend_or_null(const std::string& name) {
+std::optional<Backend> backend_from_name(const std::string& name) {
   if (name.empty()) return std::nullopt;
   if (const auto backend = parse_backend(name)) return backend;
-  throw std::runtime_error(
-      fmt::format("fingerprint.json: backend '{}' is none of cuda, cpu, none", name));
+  throw std::runtime_error(fmt::format("fingerprint.json: backend '{}' is none of {}", name,
+                                       backend_names_text()));
 }
 
 std::string config_summary(const FingerprintArm& arm) {
@@ -211,8 +211,7 @@ Json fingerprint_json(const Fingerprint& fingerprint) {
   return {{"schema", kFingerprintSchema},
           {"experiment", fingerprint.experiment},
           {"started_utc", fingerprint.started_utc},
-          {"backend",
-           fingerprint.backend ? Json(backend_name(*fingerprint.backend)) : Json(nullptr)},
+          {"backend", backend_or_null(fingerprint.backend)},
           {"gpu", text_or_null(fingerprint.gpu)},
           {"sm_count", positive_or_null(fingerprint.sm_count)},
           {"sm_clock_mhz", positive_or_null(fingerprint.sm_clock_mhz)},
@@ -243,7 +242,7 @@ Fingerprint fingerprint_from_json(const nlohmann::json& json) {
   Fingerprint fingerprint{
       .experiment = field<std::string>(json, "experiment", ""),
       .started_utc = field<std::string>(json, "started_utc", ""),
-      .backend = backend_or_null(field_or<std::string>(json, "backend", "", {})),
+      .backend = backend_from_name(field_or<std::string>(json, "backend", "", {})),
       .gpu = field_or<std::string>(json, "gpu", "", {}),
       .sm_count = field_or<int>(json, "sm_count", "", 0),
       .sm_clock_mhz = field_or<int>(json, "sm_clock_mhz", "", -1),

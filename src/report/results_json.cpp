@@ -170,8 +170,7 @@ Json experiment_json(const ab::Experiment& experiment) {
 }
 
 Json environment_json(const ab::EnvironmentRecord& environment) {
-  return {{"backend",
-           environment.backend ? Json(backend_name(*environment.backend)) : Json(nullptr)},
+  return {{"backend", backend_or_null(environment.backend)},
           {"gpu", text_or_null(environment.gpu)},
           {"sm_count", positive_or_null(environment.sm_count)},
           {"sm_clock_mhz", positive_or_null(environment.sm_clock_mhz)},
@@ -266,7 +265,7 @@ class Reader {
     const auto name = get_or<std::string>(key, {});
     if (name.empty()) return std::nullopt;
     const auto backend = parse_backend(name);
-    if (!backend) fail(sub(key), fmt::format("'{}' is none of cuda, cpu, none", name));
+    if (!backend) fail(sub(key), fmt::format("'{}' is none of {}", name, backend_names_text()));
     return backend;
   }
 
@@ -478,6 +477,9 @@ ab::SweepResult analysis_from(const Reader& json) {
 Json text_or_null(const std::string& text) { return text.empty() ? Json(nullptr) : Json(text); }
 Json positive_or_null(double value) { return value > 0 ? Json(value) : Json(nullptr); }
 Json positive_or_null(int value) { return value > 0 ? Json(value) : Json(nullptr); }
+Json backend_or_null(const std::optional<Backend>& backend) {
+  return backend ? Json(backend_name(*backend)) : Json(nullptr);
+}
 
 Json arm_json(const ab::Arm& arm, Backend backend) {
   Json json = {{"name", arm.name},

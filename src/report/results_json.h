@@ -66,6 +66,7 @@
 #include <filesystem>
 #include <iosfwd>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -95,6 +96,8 @@ nlohmann::json read_json_file(const std::filesystem::path& path);
 nlohmann::ordered_json text_or_null(const std::string& text);
 nlohmann::ordered_json positive_or_null(double value);
 nlohmann::ordered_json positive_or_null(int value);
+// A recorded backend by its name (core/backend.h), null when not recorded.
+nlohmann::ordered_json backend_or_null(const std::optional<Backend>& backend);
 
 // The JSON of one declared arm (ARM above) of an experiment on `backend`, which decides the
 // fields that apply.

@@ -53,6 +53,20 @@ TEST(ServeWorker, PreparesChecksAndSamplesAnArmOfItsBuild) {
   EXPECT_EQ(replies[5].at("code_hash").get<std::string>().size(), 64u);
 }
 
+// A point that fails to build leaves no point: the previous point's problem is not prepared
+// against by mistake.
+TEST(ServeWorker, APointThatFailsToBuildLeavesNone) {
+  Json bad_workload = kWorkload;
+  bad_workload["layout"] = "v9";
+  const auto replies = serve({{{"op", "begin_point"}, {"workload", kWorkload}},
+                              {{"op", "begin_point"}, {"workload", bad_workload}},
+                              {{"op", "prepare"}, {"arm", kCpuArm}}});
+  ASSERT_EQ(replies.size(), 3u);
+  EXPECT_TRUE(replies[0].at("ok").get<bool>());
+  EXPECT_EQ(replies[1].at("error"), "workload: unknown layout");
+  EXPECT_EQ(replies[2].at("error"), "prepare before begin_point");
+}
+
 TEST(ServeWorker, AnswersABadRequestWithAnErrorAndGoesOn) {
   const auto replies = serve({{{"op", "sample"}, {"arm", 0}},
                               {{"op", "prepare"}, {"arm", kCpuArm}},

@@ -13,6 +13,7 @@ TEST(Backend, EveryNameReadsBackAsItsBackend) {
   EXPECT_EQ(backend_name(Backend::kCuda), "cuda");
   EXPECT_EQ(backend_name(Backend::kCpu), "cpu");
   EXPECT_EQ(backend_name(Backend::kNone), "none");
+  EXPECT_EQ(backend_names_text(), "cuda, cpu, none");
 }
 
 TEST(Backend, OtherNamesAreNoBackend) {
