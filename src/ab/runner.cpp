@@ -9,6 +9,7 @@
 #include <ctime>
 #include <limits>
 #include <map>
+#include <set>
 #include <memory>
 #include <ostream>
 #include <utility>
@@ -214,8 +215,8 @@ class Run {
   std::unique_ptr<KernelBackend> backend_;  // null when no arm is a kernel arm
   // The workers of arms of other builds (KernelArm::build), by build.
   std::map<std::string, std::unique_ptr<KernelBackend>> worker_backends_;
-  KernelBackend& backend_of(const KernelArm& arm) const {
-    return arm.build.empty() ? *backend_ : *worker_backends_.at(arm.build);
+  KernelBackend& backend_of(const std::string& build) const {
+    return build.empty() ? *backend_ : *worker_backends_.at(build);
   }
   RunRecord record_;
   std::vector<int> failures_in_a_row_;      // per arm
@@ -235,7 +236,7 @@ void Run::add_arm(const Arm& arm, std::string name, ArmRole role) {
   arm_record.arm = arm;
   arm_record.config_text = arm_config_text(arm);
   if (const auto* kernel = std::get_if<KernelArm>(&arm.config)) {
-    arm_record.code_hash = backend_of(*kernel).code_hash(*kernel);
+    arm_record.code_hash = backend_of(kernel->build).code_hash(*kernel);
   } else {
     arm_record.code_hash = sha256_hex(std::get<CommandArm>(arm.config).command);
   }
@@ -432,11 +433,12 @@ PointEnd Run::measure_point(std::size_t index, double allotment_s) {
 std::optional<PointEnd> Run::begin_kernel_points(std::size_t index, const std::string& label,
                                                  KernelPoints& kernel_points) {
   const PointRecord& point = record_.points[index];
-  const bool any_kernel = std::any_of(record_.arms.begin(), record_.arms.end(),
-                                      [](const ArmRecord& arm) {
-                                        return arm.valid && arm.arm.is_kernel();
-                                      });
-  if (!any_kernel) return std::nullopt;
+  std::set<std::string> builds;  // of the valid kernel arms
+  for (const ArmRecord& arm : record_.arms) {
+    const auto* kernel = std::get_if<KernelArm>(&arm.arm.config);
+    if (arm.valid && kernel) builds.insert(kernel->build);
+  }
+  if (builds.empty()) return std::nullopt;
   progress_.status(fmt::format("{} building the problem and checking the kernel arms against "
                                "the fp64 reference", label));
   const PointWorkload workload{
@@ -447,10 +449,8 @@ std::optional<PointEnd> Run::begin_kernel_points(std::size_t index, const std::s
       .seed = experiment_.sweep.context.seed + static_cast<std::uint64_t>(point.concurrency),
       .launches_per_sample = experiment_.measure.launches_per_sample};
   try {
-    for (const ArmRecord& arm : record_.arms) {
-      const auto* kernel = std::get_if<KernelArm>(&arm.arm.config);
-      if (!arm.valid || !kernel || kernel_points.contains(kernel->build)) continue;
-      kernel_points[kernel->build] = backend_of(*kernel).begin_point(workload);
+    for (const std::string& build : builds) {
+      kernel_points[build] = backend_of(build).begin_point(workload);
     }
   } catch (const std::exception& error) {
     error_ = fmt::format("{} cannot build the problem: {}", label, error.what());
