@@ -43,6 +43,8 @@ def main():
           "against balanced |")
     print("|---|---|---|---|---|---|---|---|")
     for heads, suffix in ((16, ""), (128, "-h128")):
+        if f"mixed-lengths{suffix}" not in runs or f"equal-lengths{suffix}" not in runs:
+            continue  # that H was not run
         mixed, equal = runs[f"mixed-lengths{suffix}"], runs[f"equal-lengths{suffix}"]
         for batch in sorted({c for c, _ in mixed}):
             (mh, mixed_tokens), (mb, _) = mixed[(batch, "heuristic")], mixed[(batch, "balanced")]
@@ -52,9 +54,9 @@ def main():
             vs_balanced = per_token(mb, mixed_tokens) / per_token(eb, equal_tokens) - 1
             print(f"| {heads} | {batch} | {mh:.1f} | {mb:.1f} | {eh:.1f} | {eb:.1f} | "
                   f"{vs_heuristic:+.1%} | {vs_balanced:+.1%} |")
-    print("\ntokens per batch, mixed against equal: " + ", ".join(
-        f"B={c}: {mixed[(c, 'heuristic')][1]:,} / {equal[(c, 'heuristic')][1]:,}"
-        for c in sorted({c for c, _ in runs['mixed-lengths']})))
+        print("\ntokens per batch, mixed against equal: " + ", ".join(
+            f"B={c}: {mixed[(c, 'heuristic')][1]:,} / {equal[(c, 'heuristic')][1]:,}"
+            for c in sorted({c for c, _ in mixed})))
 
 
 if __name__ == "__main__":
