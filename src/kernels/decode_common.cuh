@@ -296,36 +296,54 @@ struct ResultSlot {
 
 // One head row's result: out normalised by the row's sum (a split partial by the split's own
 // sum), and lse; the sink joins the denominator of a final result only (the combine adds it
-// for split launches). row_max and row_sum are base 2.
+// for split launches). row_max and row_sum are base 2. The destination is resolved once, here:
+// store() runs the row's whole column loop inside one branch on it, as straight stores
+// (a branch and address arithmetic per store made the production kernel 5 % slower at
+// batch 1, where the epilogue is most of a CTA's work: docs/perf-notes.md, version 7).
 class ResultRow {
  public:
   __device__ ResultRow(const DecodeArgs& args, const CtaWork& work, int head, float row_max,
-                       float row_sum)
-      : args_(args), slot_(args, work, head), lse_((row_max + log2f(row_sum)) * kLn2) {
+                       float row_sum) {
     const DecodeParams& p = args.params;
+    const ResultSlot slot(args, work, head);
     float denominator = row_sum;
-    if (!slot_.partial() && p.sink_logits != nullptr) {
+    if (!slot.partial() && p.sink_logits != nullptr) {
       denominator += exp2f(p.sink_logits[head] * kLog2e - row_max);
     }
     inverse_ = 1.0f / denominator;
+    lse_ = (row_max + log2f(row_sum)) * kLn2;
+    partial_row_ = slot.partial() ? args.partial_out + slot.part_row * p.d_v : nullptr;
+    out_row_ = slot.out_row;
+    lse_slot_ = slot.partial() ? args.partial_lse + slot.part_row : p.lse + slot.row_index;
   }
 
-  // Columns `column` and `column + 1` of O, not yet normalised.
-  __device__ void store(int column, float o0, float o1) const {
-    if (slot_.partial()) {
-      float* partial = args_.partial_out + slot_.part_row * args_.params.d_v;
-      *reinterpret_cast<float2*>(partial + column) = make_float2(o0 * inverse_, o1 * inverse_);
+  // Columns column(i) and column(i) + 1 of O, not yet normalised, are pair(i) (a float2),
+  // for i < kPairs.
+  template <int kPairs, typename Column, typename Pair>
+  __device__ void store(Column column, Pair pair) const {
+    if (partial_row_ != nullptr) {
+#pragma unroll
+      for (int i = 0; i < kPairs; ++i) {
+        const float2 o = pair(i);
+        *reinterpret_cast<float2*>(partial_row_ + column(i)) =
+            make_float2(o.x * inverse_, o.y * inverse_);
+      }
     } else {
-      *reinterpret_cast<std::uint32_t*>(slot_.out_row + column) =
-          portable::pack_bf16x2(o0 * inverse_, o1 * inverse_);
+#pragma unroll
+      for (int i = 0; i < kPairs; ++i) {
+        const float2 o = pair(i);
+        *reinterpret_cast<std::uint32_t*>(out_row_ + column(i)) =
+            portable::pack_bf16x2(o.x * inverse_, o.y * inverse_);
+      }
     }
   }
 
-  __device__ void store_lse() const { slot_.store_lse(args_, lse_); }
+  __device__ void store_lse() const { *lse_slot_ = lse_; }
 
  private:
-  const DecodeArgs& args_;
-  ResultSlot slot_;
+  float* partial_row_;  // the part's fp32 row, or nullptr: the result is final
+  bf16* out_row_;
+  float* lse_slot_;
   float lse_;  // natural log
   float inverse_;
 };
