@@ -296,10 +296,11 @@ struct ResultSlot {
 
 // One head row's result: out normalised by the row's sum (a split partial by the split's own
 // sum), and lse; the sink joins the denominator of a final result only (the combine adds it
-// for split launches). row_max and row_sum are base 2. The destination is resolved once, here:
-// store() runs the row's whole column loop inside one branch on it, as straight stores
-// (a branch and address arithmetic per store made the production kernel 5 % slower at
-// batch 1, where the epilogue is most of a CTA's work: docs/perf-notes.md, version 7).
+// for split launches). row_max and row_sum are base 2. The destination is resolved once, into
+// registers: computed from the launch arguments in store(), it was reloaded after every
+// global store (the compiler cannot tell that they do not alias), which made the production
+// kernel 5 % slower at batch 1, where the epilogue is most of a CTA's work
+// (docs/perf-notes.md, version 7).
 class ResultRow {
  public:
   __device__ ResultRow(const DecodeArgs& args, const CtaWork& work, int head, float row_max,
@@ -317,24 +318,14 @@ class ResultRow {
     lse_slot_ = slot.partial() ? args.partial_lse + slot.part_row : p.lse + slot.row_index;
   }
 
-  // Columns column(i) and column(i) + 1 of O, not yet normalised, are pair(i) (a float2),
-  // for i < kPairs.
-  template <int kPairs, typename Column, typename Pair>
-  __device__ void store(Column column, Pair pair) const {
+  // Columns `column` and `column + 1` of O, not yet normalised.
+  __device__ void store(int column, float o0, float o1) const {
     if (partial_row_ != nullptr) {
-#pragma unroll
-      for (int i = 0; i < kPairs; ++i) {
-        const float2 o = pair(i);
-        *reinterpret_cast<float2*>(partial_row_ + column(i)) =
-            make_float2(o.x * inverse_, o.y * inverse_);
-      }
+      *reinterpret_cast<float2*>(partial_row_ + column) =
+          make_float2(o0 * inverse_, o1 * inverse_);
     } else {
-#pragma unroll
-      for (int i = 0; i < kPairs; ++i) {
-        const float2 o = pair(i);
-        *reinterpret_cast<std::uint32_t*>(out_row_ + column(i)) =
-            portable::pack_bf16x2(o.x * inverse_, o.y * inverse_);
-      }
+      *reinterpret_cast<std::uint32_t*>(out_row_ + column) =
+          portable::pack_bf16x2(o0 * inverse_, o1 * inverse_);
     }
   }
 

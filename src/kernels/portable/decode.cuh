@@ -305,9 +305,10 @@ __device__ __forceinline__ void attend(const DecodeArgs& args, const CtaWork& wo
       if (head >= p.num_heads) continue;
       const ResultRow result(args, work, head, smem.row_max[row], smem.row_sum[row]);
       const int col0 = warp * T::kDvTilesPerWarp * kMmaN + (lane % 4) * 2;
-      result.store<T::kDvTilesPerWarp>(
-          [&](int n) { return col0 + n * kMmaN; },
-          [&](int n) { return make_float2(out_acc[m][n][half * 2], out_acc[m][n][half * 2 + 1]); });
+#pragma unroll
+      for (int n = 0; n < T::kDvTilesPerWarp; ++n) {
+        result.store(col0 + n * kMmaN, out_acc[m][n][half * 2], out_acc[m][n][half * 2 + 1]);
+      }
       if (warp == 0 && lane % 4 == 0) result.store_lse();
     }
   }

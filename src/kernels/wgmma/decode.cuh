@@ -361,14 +361,14 @@ __global__ void __launch_bounds__(kThreads, 1)
       const ResultRow result(args, work, head, running_max[half],
                              row_stats[rows[half]] + row_stats[kBlockH + rows[half]]);
       const int column0 = warp_group * T::kGroupColumns + column_in_block;
-      // Pair i: 8-column block i % 8 of PV tile i / 8.
-      constexpr int kBlocks = T::kPvN / 8;
-      result.store<T::kPvTiles * kBlocks>(
-          [&](int i) { return column0 + i / kBlocks * T::kPvN + i % kBlocks * 8; },
-          [&](int i) {
-            return make_float2(out_acc[i / kBlocks][i % kBlocks * 4 + half * 2],
-                               out_acc[i / kBlocks][i % kBlocks * 4 + half * 2 + 1]);
-          });
+#pragma unroll
+      for (int tile = 0; tile < T::kPvTiles; ++tile) {
+#pragma unroll
+        for (int block = 0; block < T::kPvN / 8; ++block) {
+          result.store(column0 + tile * T::kPvN + block * 8, out_acc[tile][block * 4 + half * 2],
+                       out_acc[tile][block * 4 + half * 2 + 1]);
+        }
+      }
       if (warp_group == 0 && lane % 4 == 0) result.store_lse();
     }
   };
