@@ -222,6 +222,20 @@ def mla_decode_triton(q: torch.Tensor, kv_cache: torch.Tensor, block_table: torc
     return out, lse
 
 
+def arm(problem, params: dict):
+    """An A/B-lab Python arm (mlalab.worker; `python = "mlalab.triton_decode:arm"`): this
+    kernel with TritonConfig(**params) on the sweep point's problem, its workspace allocated
+    here, outside the timed launches."""
+    config = TritonConfig(**params)
+    batch, heads, _ = problem.q.shape
+    workspace = torch.empty(workspace_floats(config, batch, heads, problem.max_context),
+                            dtype=torch.float32, device=problem.q.device)
+    return lambda: mla_decode_triton(
+        problem.q, problem.kv_cache, problem.block_table, problem.seq_lens,
+        problem.softmax_scale, problem.sinks, out=problem.out, lse=problem.lse, config=config,
+        max_context=problem.max_context, workspace=workspace)
+
+
 def workspace_floats(config: TritonConfig, batch: int, heads: int, max_context: int) -> int:
     """float32 elements of the partial results: every (sequence, head, split) row's 512
     values and lse."""

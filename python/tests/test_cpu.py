@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import mlalab
-from problems import assert_matches, make_problem, poisoned_outputs
+from mlalab.problems import assert_matches, make_problem, poisoned_outputs
 
 CASES = [
     # layout, lengths, heads, page size, sinks

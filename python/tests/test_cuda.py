@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import mlalab
-from problems import assert_matches, make_problem, poisoned_outputs
+from mlalab.problems import assert_matches, make_problem, poisoned_outputs
 
 pytestmark = pytest.mark.skipif(
     not torch.cuda.is_available(),

@@ -3,7 +3,6 @@ CPU through Triton's interpreter, on CUDA as compiled; its split rule and its sh
 pruning."""
 import json
 import os
-import pathlib
 import subprocess
 import sys
 
@@ -15,7 +14,7 @@ triton = pytest.importorskip(
 
 from mlalab import triton_decode  # noqa: E402
 from mlalab.triton_decode import TritonConfig, num_splits  # noqa: E402
-from problems import assert_matches, make_problem, poisoned_outputs  # noqa: E402
+from mlalab.problems import assert_matches, make_problem, poisoned_outputs  # noqa: E402
 
 CUDA = pytest.mark.skipif(
     not torch.cuda.is_available(),
@@ -61,10 +60,9 @@ def test_config_errors_name_the_knob_and_its_range():
 _INTERPRETED_CASE = r"""
 import json, sys
 import torch
-sys.path.insert(0, sys.argv[1])
 from mlalab.triton_decode import TritonConfig, mla_decode_triton
-from problems import Problem, assert_matches, make_problem
-layout, lengths, heads, page_size, sinks, config = json.loads(sys.argv[2])
+from mlalab.problems import Problem, assert_matches, make_problem
+layout, lengths, heads, page_size, sinks, config = json.loads(sys.argv[1])
 problem = make_problem(layout, lengths, heads, page_size, seed=5, sinks=sinks)
 # The interpreter computes with NumPy, which has no bfloat16: the same kernel code runs on
 # float32 copies of the bf16 inputs (the reference reads the bf16 originals).
@@ -83,9 +81,8 @@ assert_matches(out, lse, problem)
 def test_matches_the_reference_in_the_interpreter(layout, lengths, heads, page_size, sinks,
                                                   config):
     case = json.dumps([layout, lengths, heads, page_size, sinks, config.__dict__])
-    tests = pathlib.Path(__file__).parent
     result = subprocess.run(
-        [sys.executable, "-c", _INTERPRETED_CASE, str(tests), case],
+        [sys.executable, "-c", _INTERPRETED_CASE, case],
         env={**os.environ, "TRITON_INTERPRET": "1"}, capture_output=True, text=True,
         timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]

@@ -17,7 +17,8 @@
 //   {"op":"sample","arm":N}             → {"ok":true,"value":x or null,"time_us":t,"failure":"…"}
 // W: {"layout","heads","page_size","context_lengths","seed","launches_per_sample"};
 // A: {"variant","split","table","cpu_threads"} (KernelArm without its build). The end of the
-// input ends the worker.
+// input ends the worker. python/mlalab/worker.py answers the same requests for Python arms
+// (A: {"python": "module:function", "params": {...}}); the lab does not start it yet.
 #include <atomic>
 #include <iosfwd>
 #include <memory>

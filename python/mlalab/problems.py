@@ -1,6 +1,7 @@
-"""Test problems for the package: random paged caches, and an independent float64 reference
-written from the op's definition (README: score = scale · q·row, V = the row's first 512
-columns, the sink only in the denominator, lse over the scores alone)."""
+"""Problems for checking a decode kernel: random paged caches, and an independent float64
+reference written from the op's definition (README: score = scale · q·row, V = the row's first
+512 columns, the sink only in the denominator, lse over the scores alone). The package's tests
+and the A/B lab's Python worker (mlalab.worker) check kernels with them."""
 from __future__ import annotations
 
 import dataclasses
@@ -26,12 +27,15 @@ class Problem:
     def page_size(self) -> int:
         return self.kv_cache.shape[1]
 
+    def first(self, count: int) -> "Problem":
+        """The problem of the first `count` sequences (the same cache)."""
+        return dataclasses.replace(self, q=self.q[:count], block_table=self.block_table[:count],
+                                   seq_lens=self.seq_lens[:count])
+
     def to(self, device) -> "Problem":
-        moved = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        for name, value in moved.items():
-            if isinstance(value, torch.Tensor):
-                moved[name] = value.to(device)
-        return Problem(**moved)
+        return dataclasses.replace(self, **{
+            f.name: getattr(self, f.name).to(device) for f in dataclasses.fields(self)
+            if isinstance(getattr(self, f.name), torch.Tensor)})
 
 
 def make_problem(layout: str, lengths: Sequence[int], heads: int, page_size: int,
@@ -101,10 +105,14 @@ def reference(problem: Problem) -> tuple[torch.Tensor, torch.Tensor]:
     return out, lse
 
 
-def assert_matches(out: torch.Tensor, lse: torch.Tensor, problem: Problem) -> None:
+def assert_matches(out: torch.Tensor, lse: torch.Tensor, problem: Problem,
+                   sequences: Optional[int] = None) -> None:
     """bf16 output: within 1 % of the row's largest value (bf16 rounds at 0.4 %; the kernels
     measured up to 0.55 %); lse within 1e-4 (they measured 1e-6); empty sequences exactly 0
-    and -inf; nothing NaN."""
+    and -inf; nothing NaN. `sequences`: check only the first ones (the reference of a large
+    batch takes long)."""
+    if sequences is not None and sequences < problem.q.shape[0]:
+        problem, out, lse = problem.first(sequences), out[:sequences], lse[:sequences]
     want_out, want_lse = reference(problem)
     out, lse = out.double().cpu(), lse.double().cpu()
     assert not torch.isnan(out).any(), "out has NaN"

@@ -1,0 +1,263 @@
+"""`python -m mlalab.worker --backend cuda|cpu`: Python arms for the A/B lab (issue 11, part 2).
+
+The Python end of the lab's worker protocol (src/ab/worker.h: one JSON request per line on
+stdin, one JSON reply per line on stdout, every reply with "ok", and "error" when it is
+false). An arm here is a Python callable: A = {"python": "module:function", "params": {...}}.
+At each sweep point the worker builds the point's problem (mlalab.problems, from the workload's
+layout, heads, page size, lengths and seed), and for each arm calls
+
+    launcher = function(problem, params)
+
+with `problem` an mlalab.problems.Problem whose `out` and `lse` are the output buffers; the
+launcher runs the kernel once on the current stream. The arm is checked against the float64
+reference first (poisoned outputs, the first 8 sequences; an arm that fails is INVALID), then:
+  cuda  the arm's launches on copies of the inputs spanning 4× the L2 cache (so that the KV
+        cache comes from HBM, as for the lab's kernel arms) are captured in one CUDA graph; a
+        sample is the median over launches_per_sample replays of replay time / copies;
+  cpu   a sample is the median of launches_per_sample calls, timed with perf_counter.
+The sample's value is batch / time (sequences per second), as for kernel arms. The code hash
+of an arm covers its module's source, its params and, for Triton kernels it compiled, their
+binaries.
+
+The lab does not start this worker yet: a `python = "module:function"` arm in an experiment
+file is the part of issue 11 still to come. Until then it is driven by its tests and by hand.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import importlib
+import inspect
+import json
+import math
+import statistics
+import sys
+import time
+import traceback
+from typing import Any, Callable, Optional
+
+import torch
+
+from mlalab.problems import Problem, assert_matches, make_problem, poisoned_outputs
+
+PROTOCOL = 1
+CHECKED_SEQUENCES = 8  # as the lab's kernel arms: the reference of a large batch takes long
+L2_COPIES_FACTOR = 4
+
+
+@dataclasses.dataclass
+class Workload:
+    layout: str
+    heads: int
+    page_size: int
+    context_lengths: list
+    seed: int
+    launches_per_sample: int
+
+
+@dataclasses.dataclass
+class PointProblem(Problem):
+    """A sweep point's problem as an arm sees it: the inputs and the output buffers."""
+
+    out: Optional[torch.Tensor] = None
+    lse: Optional[torch.Tensor] = None
+    layout: str = "v3"
+    max_context: int = 0
+
+
+def resolve(target: str) -> Callable:
+    """`module:function` → the function, or ValueError saying what is wrong."""
+    module_name, _, function_name = target.partition(":")
+    if not module_name or not function_name:
+        raise ValueError(f"python = {target!r}: expected 'module:function'")
+    module = importlib.import_module(module_name)
+    function = getattr(module, function_name, None)
+    if not callable(function):
+        raise ValueError(f"python = {target!r}: {module_name} has no function {function_name!r}")
+    return function
+
+
+def code_hash(target: str, params: dict) -> str:
+    """SHA-256 of the arm's module source and params, and of the binaries of every Triton
+    kernel the module holds that has been compiled in this process."""
+    function = resolve(target)
+    module = sys.modules[function.__module__]
+    digest = hashlib.sha256()
+    digest.update(inspect.getsource(module).encode())
+    digest.update(json.dumps(params, sort_keys=True).encode())
+    for value in vars(module).values():
+        for kernel in _compiled_triton_kernels(value):
+            digest.update(kernel)
+    return digest.hexdigest()
+
+
+def _compiled_triton_kernels(value: Any) -> list:
+    """The cubins of a Triton JITFunction's compiled kernels (Triton 3.x keeps them in
+    `device_caches`); none for anything else, or where this Triton keeps them elsewhere."""
+    caches = getattr(value, "device_caches", None)
+    if not isinstance(caches, dict):
+        return []
+    binaries = []
+    for cache in caches.values():
+        kernels = cache[0] if isinstance(cache, tuple) else cache
+        for kernel in getattr(kernels, "values", lambda: [])():
+            cubin = getattr(kernel, "asm", {}).get("cubin")
+            if isinstance(cubin, (bytes, bytearray)):
+                binaries.append(bytes(cubin))
+    return sorted(binaries)
+
+
+class PreparedArm:
+    """One arm at one point: its launcher(s), and how a sample is taken."""
+
+    def __init__(self, launchers: list, batch: int, launches: int, device: torch.device):
+        self.batch = batch
+        self.launches = launches
+        self.device = device
+        self.copies = len(launchers)
+        if device.type == "cuda":
+            self.graph = torch.cuda.CUDAGraph()
+            stream = torch.cuda.Stream()
+            stream.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(stream):
+                for launcher in launchers:  # once outside capture: Triton compiles here
+                    launcher()
+            torch.cuda.current_stream().wait_stream(stream)
+            torch.cuda.synchronize()
+            with torch.cuda.graph(self.graph):
+                for launcher in launchers:
+                    launcher()
+            torch.cuda.synchronize()
+        else:
+            self.launcher = launchers[0]
+
+    def warm_up(self) -> None:
+        for _ in range(3):
+            self._call_us()
+
+    def sample(self) -> dict:
+        times = [self._call_us() for _ in range(self.launches)]
+        time_us = statistics.median(times)
+        return {"ok": True, "value": self.batch / (time_us * 1e-6), "time_us": time_us,
+                "failure": ""}
+
+    def _call_us(self) -> float:
+        if self.device.type != "cuda":
+            start = time.perf_counter()
+            self.launcher()
+            return (time.perf_counter() - start) * 1e6
+        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        begin.record()
+        self.graph.replay()
+        end.record()
+        end.synchronize()
+        return begin.elapsed_time(end) * 1e3 / self.copies
+
+
+class Worker:
+    def __init__(self, backend: str):
+        if backend == "cuda" and not torch.cuda.is_available():
+            raise RuntimeError("--backend cuda: no CUDA device (torch.cuda.is_available() is "
+                               "False)")
+        self.backend = backend
+        self.device = torch.device("cuda" if backend == "cuda" else "cpu")
+        self.workload: Optional[Workload] = None
+        self.arms: list = []
+
+    def answer(self, request: dict) -> dict:
+        op = request.get("op")
+        if op == "hello":
+            return {"ok": True, "protocol": PROTOCOL, "commit": "python", "backend": self.backend}
+        if op == "begin_point":
+            self.arms.clear()
+            self.workload = None
+            self.workload = Workload(**request["workload"])
+            return {"ok": True}
+        if op == "code_hash":
+            arm = request["arm"]
+            return {"ok": True, "code_hash": code_hash(arm["python"], arm.get("params", {}))}
+        if op == "prepare":
+            if self.workload is None:
+                raise ValueError("prepare before begin_point")
+            return self.prepare(request["arm"])
+        if op not in ("warm_up", "sample"):
+            raise ValueError(f"unknown op '{op}'")
+        index = request["arm"]
+        if not isinstance(index, int) or not 0 <= index < len(self.arms):
+            raise ValueError("no such prepared arm")
+        if op == "warm_up":
+            self.arms[index].warm_up()
+            return {"ok": True}
+        return self.arms[index].sample()
+
+    def problem(self, copy: int) -> PointProblem:
+        w = self.workload
+        base = make_problem(w.layout, w.context_lengths, w.heads, w.page_size, seed=w.seed + copy)
+        fields = {f.name: getattr(base, f.name) for f in dataclasses.fields(Problem)}
+        problem = PointProblem(**fields, layout=w.layout,
+                               max_context=max(w.context_lengths, default=0)).to(self.device)
+        problem.out, problem.lse = poisoned_outputs(problem)
+        return problem
+
+    def prepare(self, arm: dict) -> dict:
+        reply = {"ok": True, "splits": 0, "workers": 0, "resolved_config": ""}
+        params = arm.get("params", {})
+        try:
+            function = resolve(arm["python"])
+            checked = self.problem(0)
+            launcher = function(checked, params)
+            launcher()
+            if self.device.type == "cuda":
+                torch.cuda.synchronize()
+            assert_matches(checked.out, checked.lse, checked, sequences=CHECKED_SEQUENCES)
+        except Exception as error:  # the arm's failure, reported, not the worker's
+            return {**reply, "arm": None,
+                    "invalid_reason": f"{type(error).__name__}: {error}".strip()}
+        launchers = [launcher]
+        if self.device.type == "cuda":
+            kv_bytes = checked.kv_cache.numel() * checked.kv_cache.element_size()
+            l2 = torch.cuda.get_device_properties(self.device).L2_cache_size
+            copies = max(1, math.ceil(L2_COPIES_FACTOR * l2 / max(1, kv_bytes)))
+            launchers += [function(self.problem(copy), params) for copy in range(1, copies)]
+        self.arms.append(PreparedArm(launchers, len(self.workload.context_lengths),
+                                     self.workload.launches_per_sample, self.device))
+        return {**reply, "arm": len(self.arms) - 1}
+
+
+def serve(worker: Worker, requests, replies) -> None:
+    """Answers each line of `requests` on `replies` until the input ends; a request that fails
+    gets {"ok": false, "error": ...} and the worker goes on."""
+    for line in requests:
+        if not line.strip():
+            continue
+        try:
+            reply = worker.answer(json.loads(line))
+        except Exception as error:
+            reply = {"ok": False, "error": f"{type(error).__name__}: {error}"}
+            traceback.print_exc(file=sys.stderr)
+        replies.write(json.dumps(reply) + "\n")
+        replies.flush()
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m mlalab.worker",
+        description="Answer the A/B lab's worker requests (src/ab/worker.h) for Python arms "
+                    "({\"python\": \"module:function\", \"params\": {...}}), one JSON line per "
+                    "request on stdin, one reply per line on stdout.")
+    parser.add_argument("--backend", choices=("cuda", "cpu"), required=True,
+                        help="where the arms' tensors live: cuda (timed by CUDA-graph replays) "
+                             "or cpu (timed calls)")
+    args = parser.parse_args(argv)
+    try:
+        worker = Worker(args.backend)
+    except RuntimeError as error:
+        print(f"mlalab.worker: {error}", file=sys.stderr)
+        return 2
+    serve(worker, sys.stdin, sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
