@@ -16,11 +16,10 @@ reference first (poisoned outputs, the first 8 sequences; an arm that fails is I
         sample is the median over launches_per_sample replays of replay time / copies;
   cpu   a sample is the median of launches_per_sample calls, timed with perf_counter.
 The sample's value is batch / time (sequences per second), as for kernel arms. The code hash
-of an arm covers its module's source, its params and, for Triton kernels it compiled, their
-binaries.
+of an arm covers its module's source, its params and the torch and Triton versions.
 
-The lab does not start this worker yet: a `python = "module:function"` arm in an experiment
-file is the part of issue 11 still to come. Until then it is driven by its tests and by hand.
+`mlalab ab` starts this worker (with $MLALAB_PYTHON, else python3 on PATH) for the arms of an
+experiment file that name `python = "module:function"` (docs/experiments.md).
 """
 from __future__ import annotations
 
@@ -35,7 +34,7 @@ import statistics
 import sys
 import time
 import traceback
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 import torch
 
@@ -79,33 +78,21 @@ def resolve(target: str) -> Callable:
 
 
 def code_hash(target: str, params: dict) -> str:
-    """SHA-256 of the arm's module source and params, and of the binaries of every Triton
-    kernel the module holds that has been compiled in this process."""
+    """SHA-256 of what makes the arm's machine code: its module's source, its params, and the
+    versions of torch and Triton that compile it. (The lab asks before anything is compiled,
+    so compiled binaries cannot be part of it.)"""
     function = resolve(target)
     module = sys.modules[function.__module__]
     digest = hashlib.sha256()
     digest.update(inspect.getsource(module).encode())
     digest.update(json.dumps(params, sort_keys=True).encode())
-    for value in vars(module).values():
-        for kernel in _compiled_triton_kernels(value):
-            digest.update(kernel)
+    digest.update(f"torch {torch.__version__}".encode())
+    try:
+        import triton
+        digest.update(f"triton {triton.__version__}".encode())
+    except ImportError:
+        pass
     return digest.hexdigest()
-
-
-def _compiled_triton_kernels(value: Any) -> list:
-    """The cubins of a Triton JITFunction's compiled kernels (Triton 3.x keeps them in
-    `device_caches`); none for anything else, or where this Triton keeps them elsewhere."""
-    caches = getattr(value, "device_caches", None)
-    if not isinstance(caches, dict):
-        return []
-    binaries = []
-    for cache in caches.values():
-        kernels = cache[0] if isinstance(cache, tuple) else cache
-        for kernel in getattr(kernels, "values", lambda: [])():
-            cubin = getattr(kernel, "asm", {}).get("cubin")
-            if isinstance(cubin, (bytes, bytearray)):
-                binaries.append(bytes(cubin))
-    return sorted(binaries)
 
 
 class PreparedArm:

@@ -116,3 +116,77 @@ def test_times_the_triton_kernel_and_mlalab_on_cuda():
     finally:
         if worker.process.poll() is None:
             worker.process.kill()
+
+
+def _mlalab_binary():
+    """The mlalab binary of this checkout's build (scripts/build.sh), or $MLALAB_BINARY."""
+    given = os.environ.get("MLALAB_BINARY")
+    path = pathlib.Path(given) if given else TESTS.parents[1] / "build" / "bin" / "mlalab"
+    return path if path.is_file() and os.access(path, os.X_OK) else None
+
+
+EXPERIMENT = """
+name = "python-arm"
+hypothesis = "a Python arm calling mlalab's CPU op times like the CPU kernel arm (0 %)"
+backend = "cpu"
+
+[sweep]
+layout = "v3"
+heads = 16
+page_size = 64
+concurrency = [2]
+context = 256
+
+[measure]
+launches_per_sample = 3
+max_minutes = 2
+throttle_fraction = 0
+
+[decision]
+min_effect_pct = 50.0
+min_rounds = 4
+max_rounds = 4
+time_budget_s = 60
+
+[baseline]
+variant = "cpu"
+threads = 1
+
+[[variant]]
+name = "python op"
+python = "python_arms:mlalab_op"
+
+[[variant]]
+name = "wrong scale"
+python = "python_arms:wrong_scale"
+params = { factor = 1.1 }
+"""
+
+
+@pytest.mark.skipif(_mlalab_binary() is None,
+                    reason="no mlalab binary at build/bin/mlalab (bash scripts/build.sh builds "
+                           "it; or set MLALAB_BINARY)")
+def test_the_lab_runs_python_arms_beside_a_kernel_arm(tmp_path):
+    experiment = tmp_path / "python-arm.toml"
+    experiment.write_text(EXPERIMENT)
+    path = os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "MLALAB_PYTHON": sys.executable, "PYTHONPATH": path}
+    binary = str(_mlalab_binary())
+    run = subprocess.run([binary, "ab", str(experiment), "--out", str(tmp_path / "out")],
+                         env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 3, run.stdout + run.stderr  # 3: an arm is INVALID
+    (folder,) = (tmp_path / "out").glob("python-arm-*")
+    results = json.loads((folder / "results.json").read_text())
+    arms = {arm["name"]: (index, arm) for index, arm in enumerate(results["arms"])}
+    index, python_op = arms["python op"]
+    assert python_op["valid"] and python_op["config"]["python"] == "python_arms:mlalab_op"
+    assert python_op["config_text"] == "python python_arms:mlalab_op {}"
+    values = [s["value"] for s in results["samples"] if s["arm"] == index]
+    assert len(values) == 4 and all(value > 0 for value in values)
+    _, wrong = arms["wrong scale"]
+    assert not wrong["valid"] and "differs from the reference" in wrong["invalid_reason"]
+    assert wrong["config"]["params"] == {"factor": 1.1}
+    verify = subprocess.run([binary, "verify", str(folder / "fingerprint.json"), "--experiment",
+                             str(experiment)], env=env, capture_output=True, text=True,
+                            timeout=300)
+    assert verify.returncode == 0 and "verified" in verify.stdout, verify.stdout + verify.stderr

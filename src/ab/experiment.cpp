@@ -3,6 +3,7 @@
 // toml++ is used header-only: the binary must run where libtomlplusplus.so is not installed.
 // Only this file includes it, so the definition cannot disagree with another unit's.
 #define TOML_HEADER_ONLY 1
+#include <nlohmann/json.hpp>
 #include <toml++/toml.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include <numbers>
 #include <random>
 #include <regex>
+#include <sstream>
 #include <string_view>
 
 #include "bench/bench_runner.h"
@@ -58,14 +60,18 @@ const std::vector<std::string_view> kDecisionKeys = {
     "min_effect_pct", "alpha", "min_rounds", "max_rounds",
     "time_budget_s",  "seed",  "correction", "family"};
 const std::vector<std::string_view> kKnobKeys = {"block_h", "block_t", "warps", "stages"};
-const std::vector<std::string_view> kKernelArmKeys = {"variant", "block_h", "block_t",
-                                                      "warps",   "stages",  "split",
-                                                      "threads", "table",   "build"};
+const std::vector<std::string_view> kKernelArmKeys = {"variant", "block_h", "block_t", "warps",
+                                                      "stages",  "split",   "threads", "table",
+                                                      "build",   "python",  "params"};
+const std::vector<std::string_view> kNotPythonArmKeys = {"variant", "block_h", "block_t",
+                                                         "warps",   "stages",  "split",
+                                                         "threads", "table",   "build"};
 const std::vector<std::string_view> kCommandArmKeys = {"command", "env", "metric", "better",
                                                        "timeout_s"};
 const std::vector<std::string_view> kArmKeys = {
-    "name",  "prediction", "variant", "block_h", "block_t", "warps",  "stages",   "split",
-    "threads", "table",    "build",   "command", "env",     "metric", "better", "timeout_s"};
+    "name",    "prediction", "variant", "block_h", "block_t", "warps",  "stages",
+    "split",   "threads",    "table",   "build",   "python",  "params", "command",
+    "env",     "metric",     "better",  "timeout_s"};
 
 std::string join(const std::vector<std::string>& parts, std::string_view separator = ", ") {
   std::string joined;
@@ -791,6 +797,15 @@ class Parser {
       arm.config = read_command_arm(scope, base_command);
       return arm;
     }
+    // A Python arm names its callable or its params, or says nothing beside a Python baseline.
+    const bool base_is_python = base_kernel && !base_kernel->python.empty();
+    if (scope.table->get("python") || scope.table->get("params") ||
+        (base_is_python && !kernel_key)) {
+      arm.config = read_python_arm(scope, base_kernel);
+      return arm;
+    }
+    // A kernel arm beside a Python baseline inherits nothing from it.
+    if (base_is_python) base_kernel = nullptr;
     // An arm's build is its own: a variant does not inherit the baseline's (the usual A/B of a
     // change is the previous build's baseline against this build's variant).
     const std::string build = read_build(scope);
@@ -798,6 +813,53 @@ class Parser {
                                                 : read_cuda_arm(scope, base_kernel, !build.empty());
     kernel.build = build;
     arm.config = std::move(kernel);
+    return arm;
+  }
+
+  // A Python arm: `python` = "module:function", or the baseline's callable, whose params it
+  // then starts from; `params`, a table of the callable's parameters, over those.
+  KernelArm read_python_arm(const Scope& scope, const KernelArm* base) {
+    if (const auto key = first_present(scope, kNotPythonArmKeys)) {
+      fail(line_of(*scope.table->get(*key)), scope.field(*key),
+           fmt::format("{} is a Python arm (python = \"module:function\", params), which runs "
+                       "its callable: '{}' chooses an mlalab kernel; remove it, or the Python "
+                       "keys",
+                       scope.title, *key));
+    }
+    KernelArm arm;
+    nlohmann::json params = nlohmann::json::object();
+    if (const auto python = get_string(scope, "python", "\"mlalab.triton_decode:arm\"")) {
+      static const std::regex kTarget(R"([A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*)"
+                                      R"(:[A-Za-z_][A-Za-z0-9_]*)");
+      if (!std::regex_match(python->value, kTarget)) {
+        fail(python->line, python->field,
+             fmt::format("'{}' is not \"module:function\": a dotted module the worker's Python "
+                         "can import and a function in it, e.g. \"mlalab.triton_decode:arm\"",
+                         python->value));
+      }
+      arm.python = python->value;
+      last_source_.config_line = python->line;
+      last_source_.config_field = python->field;
+    } else if (base && !base->python.empty()) {
+      arm.python = base->python;
+      params = nlohmann::json::parse(base->params);
+    } else {
+      fail(line_of(*scope.table->get("params")), scope.field("params"),
+           "params are a Python arm's: give python = \"module:function\" too");
+    }
+    if (const toml::node* node = scope.table->get("params")) {
+      const toml::table* table = node->as_table();
+      if (table == nullptr) {
+        fail(line_of(*node), scope.field("params"),
+             "must be a table of the callable's parameters, e.g. params = { block_n = 16, "
+             "num_warps = 8 }");
+      }
+      std::ostringstream text;
+      text << toml::json_formatter{*table};
+      const nlohmann::json given = nlohmann::json::parse(text.str());
+      for (const auto& [key, value] : given.items()) params[key] = value;
+    }
+    arm.params = params.dump();
     return arm;
   }
 
@@ -886,6 +948,12 @@ class Parser {
       arm.split = *policy;
     } else if (base) {
       arm.split = base->split;
+    }
+    if (arm.variant.empty()) {
+      fail(scope.line, scope.path,
+           fmt::format("{} names no variant to run: give variant = \"h16_t16_w4_s2\" (or the "
+                       "knobs) or table = \"...\"",
+                       scope.title));
     }
     return arm;
   }
@@ -1165,7 +1233,8 @@ class Parser {
     std::map<std::string, std::optional<std::string>> verdicts;  // per variant name
     const auto check = [&](const Arm& arm, const ArmSource& source) {
       const auto* kernel = std::get_if<KernelArm>(&arm.config);
-      if (!kernel || !kernel->build.empty()) return;  // another build judges its own
+      // Another build judges its own arms, and the Python worker its callables.
+      if (!kernel || !worker_of(*kernel).empty()) return;
       auto [at, inserted] = verdicts.try_emplace(kernel->variant);
       if (inserted) {
         const auto shape = parse_variant_name(kernel->variant);
@@ -1209,6 +1278,7 @@ ExperimentError::ExperimentError(std::string path, int line, int column, std::st
 
 std::string arm_config_text(const Arm& arm) {
   if (const auto* kernel = std::get_if<KernelArm>(&arm.config)) {
+    if (!kernel->python.empty()) return fmt::format("python {} {}", kernel->python, kernel->params);
     const std::string in_build = kernel->build.empty() ? "" : " in " + kernel->build;
     if (kernel->variant == kCpuVariant) {
       return (kernel->cpu_threads == 0 ? std::string("cpu threads=all")

@@ -109,7 +109,9 @@ namespace mlalab::ab {
 // A kernel arm: one compiled variant of the registry and a split policy. On the CPU backend
 // the variant is "cpu" (the CPU backend) with a thread count instead. A tuned arm names a
 // tuning table instead: at each point it runs what a Dispatcher with that table would
-// (dispatch::resolve_launch for the point's batch and longest context).
+// (dispatch::resolve_launch for the point's batch and longest context). A Python arm names a
+// Python callable instead, which `python -m mlalab.worker` runs on the point's problem
+// (python/mlalab/worker.py); variant, split, table and build are then empty.
 struct KernelArm {
   std::string variant;   // registry name (h16_t16_w4_s2) or "cpu"; empty for a tuned arm
   SplitPolicy split;     // ignored by the CPU backend and by a tuned arm
@@ -118,10 +120,19 @@ struct KernelArm {
   // Another mlalab build that runs this arm (a path to its binary, e.g. the previous commit's),
   // through `mlalab worker` (ab/worker.h); empty: this build.
   std::string build{};
+  std::string python{};  // "module:function"; empty for the other kernel arms
+  std::string params{};  // a Python arm's params: a JSON object, "{}" when none are given
   bool operator==(const KernelArm&) const = default;
 };
 
 inline constexpr const char* kCpuVariant = "cpu";
+
+// Which process runs a kernel arm: "" for this one, another build's path (its `mlalab worker`),
+// or kPythonWorker (`python -m mlalab.worker`).
+inline constexpr const char* kPythonWorker = "python -m mlalab.worker";
+inline std::string worker_of(const KernelArm& arm) {
+  return arm.python.empty() ? arm.build : kPythonWorker;
+}
 
 // An external-command arm: a whole serving benchmark, say. The command runs once per sample
 // through /bin/sh with the environment overrides (and MLALAB_CONCURRENCY set to the sweep
@@ -146,7 +157,8 @@ struct Arm {
 
 // One line describing an arm's config, as reports print it: "h16_t16_w4_s2 target_ctas:512",
 // "cpu threads=2" (threads=all for 0), " in /path/to/mlalab" after either for an arm of another
-// build, or a command with its env overrides in front, "VLLM_MLA_WARPS=8 python3 bench.py".
+// build, "python mlalab.triton_decode:arm {"num_warps":8}" for a Python arm, or a command
+// with its env overrides in front, "VLLM_MLA_WARPS=8 python3 bench.py".
 std::string arm_config_text(const Arm& arm);
 
 // Context length per request: one value for all, or a seeded distribution.

@@ -114,10 +114,12 @@ class Progress {
 // the same config and be compared as if they differed (an experiment file with two identical
 // arms is refused for the same reason): say which arms collapse, or nullopt when none do.
 std::optional<std::string> collapsed_arms_on_cpu(const std::vector<const Arm*>& arms) {
-  // Arms of different builds differ in their CPU code, whatever their threads.
+  // Arms of different builds differ in their CPU code, whatever their threads, and Python
+  // arms run their own callables.
   std::map<std::pair<int, std::string>, std::vector<std::string>> names_by_run;
   for (const Arm* arm : arms) {
     const auto& kernel = std::get<KernelArm>(arm->config);
+    if (!kernel.python.empty()) continue;
     names_by_run[{kernel.cpu_threads, kernel.build}].push_back(fmt::format("'{}'", arm->name));
   }
   std::vector<std::string> groups;
@@ -148,7 +150,8 @@ enum class PointEnd { kStopped, kInterrupted, kBaselineInvalid, kError };
 // (the run's deadline) cuts the sample that is running.
 enum class RoundEnd { kComplete, kInterrupted, kPointBudgetSpent, kRunBudgetSpent, kError };
 
-// A point's kernel problems by build, and its prepared arms by arm index (null: not prepared).
+// A point's kernel problems by worker (worker_of), and its prepared arms by arm index (null:
+// not prepared).
 using KernelPoints = std::map<std::string, std::unique_ptr<KernelPoint>>;
 using PreparedArms = std::vector<std::unique_ptr<PreparedArm>>;
 
@@ -213,10 +216,10 @@ class Run {
   Clock::time_point deadline_;
   std::optional<bench::DeviceInfo> device_;
   std::unique_ptr<KernelBackend> backend_;  // null when no arm is a kernel arm
-  // The workers of arms of other builds (KernelArm::build), by build.
+  // The workers of arms of other builds and of Python arms, by worker_of(arm).
   std::map<std::string, std::unique_ptr<KernelBackend>> worker_backends_;
-  KernelBackend& backend_of(const std::string& build) const {
-    return build.empty() ? *backend_ : *worker_backends_.at(build);
+  KernelBackend& backend_of(const std::string& worker) const {
+    return worker.empty() ? *backend_ : *worker_backends_.at(worker);
   }
   RunRecord record_;
   std::vector<int> failures_in_a_row_;      // per arm
@@ -236,7 +239,7 @@ void Run::add_arm(const Arm& arm, std::string name, ArmRole role) {
   arm_record.arm = arm;
   arm_record.config_text = arm_config_text(arm);
   if (const auto* kernel = std::get_if<KernelArm>(&arm.config)) {
-    arm_record.code_hash = backend_of(kernel->build).code_hash(*kernel);
+    arm_record.code_hash = backend_of(worker_of(*kernel)).code_hash(*kernel);
   } else {
     arm_record.code_hash = sha256_hex(std::get<CommandArm>(arm.config).command);
   }
@@ -303,13 +306,20 @@ void Run::set_up() {
   }
   for (const Arm* arm : arms) {
     const auto* kernel = std::get_if<KernelArm>(&arm->config);
-    if (!kernel || kernel->build.empty() || worker_backends_.contains(kernel->build)) continue;
+    const std::string worker = kernel ? worker_of(*kernel) : std::string();
+    if (worker.empty() || worker_backends_.contains(worker)) continue;
     try {
-      worker_backends_[kernel->build] =
-          make_worker_backend(kernel->build, experiment_.backend, options_.stop_signal);
+      worker_backends_[worker] =
+          kernel->python.empty()
+              ? make_worker_backend(kernel->build, experiment_.backend, options_.stop_signal)
+              : make_python_worker_backend(experiment_.backend, options_.stop_signal);
     } catch (const std::exception& error) {
-      throw RunSetupError(fmt::format("arm '{}': cannot start the worker of its build: {}",
-                                      arm->name, error.what()));
+      throw RunSetupError(fmt::format("arm '{}': cannot start {}: {}", arm->name,
+                                      kernel->python.empty() ? "the worker of its build"
+                                                             : "the Python worker (" +
+                                                                   std::string(kPythonWorker) +
+                                                                   ")",
+                                      error.what()));
     }
   }
 
@@ -433,12 +443,12 @@ PointEnd Run::measure_point(std::size_t index, double allotment_s) {
 std::optional<PointEnd> Run::begin_kernel_points(std::size_t index, const std::string& label,
                                                  KernelPoints& kernel_points) {
   const PointRecord& point = record_.points[index];
-  std::set<std::string> builds;  // of the valid kernel arms
+  std::set<std::string> workers;  // of the valid kernel arms (worker_of)
   for (const ArmRecord& arm : record_.arms) {
     const auto* kernel = std::get_if<KernelArm>(&arm.arm.config);
-    if (arm.valid && kernel) builds.insert(kernel->build);
+    if (arm.valid && kernel) workers.insert(worker_of(*kernel));
   }
-  if (builds.empty()) return std::nullopt;
+  if (workers.empty()) return std::nullopt;
   progress_.status(fmt::format("{} building the problem and checking the kernel arms against "
                                "the fp64 reference", label));
   const PointWorkload workload{
@@ -449,8 +459,8 @@ std::optional<PointEnd> Run::begin_kernel_points(std::size_t index, const std::s
       .seed = experiment_.sweep.context.seed + static_cast<std::uint64_t>(point.concurrency),
       .launches_per_sample = experiment_.measure.launches_per_sample};
   try {
-    for (const std::string& build : builds) {
-      kernel_points[build] = backend_of(build).begin_point(workload);
+    for (const std::string& worker : workers) {
+      kernel_points[worker] = backend_of(worker).begin_point(workload);
     }
   } catch (const std::exception& error) {
     error_ = fmt::format("{} cannot build the problem: {}", label, error.what());
@@ -470,7 +480,7 @@ std::optional<PointEnd> Run::prepare_arms(std::size_t index, const std::string& 
     Preparation preparation;
     try {
       if (const auto* kernel = std::get_if<KernelArm>(&arm.arm.config)) {
-        preparation = kernel_points.at(kernel->build)->prepare(*kernel);
+        preparation = kernel_points.at(worker_of(*kernel))->prepare(*kernel);
       } else {
         preparation = prepare_command_arm(std::get<CommandArm>(arm.arm.config), point.concurrency,
                                           options_.stop_signal);

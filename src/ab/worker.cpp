@@ -10,6 +10,7 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <istream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -53,8 +54,10 @@ PointWorkload workload_from_json(const Json& json) {
                        .launches_per_sample = json.at("launches_per_sample").get<int>()};
 }
 
-// The arm as the worker's build runs it: itself, without the build that names the worker.
+// The arm as its worker runs it: a Python arm's callable and params, or a kernel arm without
+// the build that names the worker.
 Json arm_json(const KernelArm& arm) {
+  if (!arm.python.empty()) return {{"python", arm.python}, {"params", Json::parse(arm.params)}};
   return {{"variant", arm.variant},
           {"split", arm.split.to_string()},
           {"table", arm.table},
@@ -145,11 +148,13 @@ struct Reply {
   SampleCut cut = SampleCut::kNone;
 };
 
-// `mlalab worker --backend B` of another build, its stdin and stdout one socket (a write to a
-// worker that has died fails with EPIPE instead of raising SIGPIPE).
+// A worker (`mlalab worker --backend B` of another build, or the Python worker), its stdin and
+// stdout one socket (a write to a worker that has died fails with EPIPE instead of raising
+// SIGPIPE). `label` names it in messages.
 class WorkerProcess {
  public:
-  WorkerProcess(std::string build, Backend backend) : build_(std::move(build)) {
+  WorkerProcess(std::string label, const std::string& program, std::vector<std::string> argv)
+      : build_(std::move(label)) {
     std::array<int, 2> sockets{-1, -1};
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets.data()) != 0) {
       throw std::runtime_error(errno_text("socketpair", errno));
@@ -160,13 +165,12 @@ class WorkerProcess {
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, child_end.get(), STDIN_FILENO);
     posix_spawn_file_actions_adddup2(&actions, child_end.get(), STDOUT_FILENO);
-    const int status = spawn_in_own_group(
-        build_, {build_, "worker", "--backend", std::string(backend_name(backend))},
-        child_environment({}), &actions, &pid_);
+    const int status =
+        spawn_in_own_group(program, std::move(argv), child_environment({}), &actions, &pid_);
     posix_spawn_file_actions_destroy(&actions);
     if (status != 0) {
       pid_ = -1;
-      throw std::runtime_error(errno_text(build_.c_str(), status));
+      throw std::runtime_error(errno_text(program.c_str(), status));
     }
   }
 
@@ -307,8 +311,11 @@ class WorkerPoint final : public KernelPoint {
 
 class WorkerBackend final : public KernelBackend {
  public:
-  WorkerBackend(const std::string& build, Backend backend, const std::atomic<int>* stop_signal)
-      : process_(std::make_shared<WorkerProcess>(build, backend)), stop_signal_(stop_signal) {
+  WorkerBackend(const std::string& build, const std::string& program,
+                std::vector<std::string> argv, Backend backend,
+                const std::atomic<int>* stop_signal)
+      : process_(std::make_shared<WorkerProcess>(build, program, std::move(argv))),
+        stop_signal_(stop_signal) {
     const Json hello = *process_->call({{"op", "hello"}}).body;
     if (hello.value("protocol", 0) != kWorkerProtocol) {
       throw std::runtime_error(fmt::format("the worker of {} speaks protocol {}, this build {}",
@@ -364,7 +371,22 @@ void serve_worker(KernelBackend& backend, std::istream& in, std::ostream& out) {
 
 std::unique_ptr<KernelBackend> make_worker_backend(const std::string& build_path, Backend backend,
                                                    const std::atomic<int>* stop_signal) {
-  return std::make_unique<WorkerBackend>(build_path, backend, stop_signal);
+  std::vector<std::string> argv{build_path, "worker", "--backend",
+                                std::string(backend_name(backend))};
+  return std::make_unique<WorkerBackend>(build_path, build_path, std::move(argv), backend,
+                                         stop_signal);
+}
+
+std::unique_ptr<KernelBackend> make_python_worker_backend(Backend backend,
+                                                          const std::atomic<int>* stop_signal) {
+  const char* python = std::getenv(kPythonEnvVar);
+  // env finds the interpreter on PATH (posix_spawn takes a path).
+  return std::make_unique<WorkerBackend>(
+      kPythonWorker, "/usr/bin/env",
+      std::vector<std::string>{"env", python != nullptr && *python != '\0' ? python : "python3",
+                               "-m", "mlalab.worker", "--backend",
+                               std::string(backend_name(backend))},
+      backend, stop_signal);
 }
 
 }  // namespace mlalab::ab

@@ -18,7 +18,7 @@
 // W: {"layout","heads","page_size","context_lengths","seed","launches_per_sample"};
 // A: {"variant","split","table","cpu_threads"} (KernelArm without its build). The end of the
 // input ends the worker. python/mlalab/worker.py answers the same requests for Python arms
-// (A: {"python": "module:function", "params": {...}}); the lab does not start it yet.
+// (A: {"python": "module:function", "params": {...}}).
 #include <atomic>
 #include <iosfwd>
 #include <memory>
@@ -41,5 +41,14 @@ void serve_worker(KernelBackend& backend, std::istream& in, std::ostream& out);
 // deadline passes is cut, and the worker is killed (the arms of that build are then invalid).
 std::unique_ptr<KernelBackend> make_worker_backend(const std::string& build_path, Backend backend,
                                                    const std::atomic<int>* stop_signal);
+
+// The interpreter of the Python worker: $MLALAB_PYTHON, or python3 on PATH.
+inline constexpr const char* kPythonEnvVar = "MLALAB_PYTHON";
+
+// A KernelBackend whose arms are Python arms (KernelArm::python), run by
+// `python -m mlalab.worker --backend B` (python/mlalab/worker.py), started now; it needs the
+// mlalab package importable by that Python. Throws as make_worker_backend.
+std::unique_ptr<KernelBackend> make_python_worker_backend(Backend backend,
+                                                          const std::atomic<int>* stop_signal);
 
 }  // namespace mlalab::ab

@@ -14,6 +14,7 @@
 #include "ab/environment.h"
 #include "ab/experiment.h"
 #include "ab/sha256.h"
+#include "ab/worker.h"
 #include "bench/device_info.h"
 #include "cli/exit_status.h"
 #include "kernels/registry.h"
@@ -47,6 +48,19 @@ std::string current_code_hash(const std::string& variant, Backend backend) {
   return compiled != nullptr ? compiled->code_hash : "none: not compiled into this build";
 }
 
+// The code hash of an arm that another process runs (another build's `mlalab worker`, the
+// Python worker), as that worker gives it now; empty (unknown) when it cannot be started.
+std::string worker_code_hash(const ab::KernelArm& kernel, Backend backend) {
+  try {
+    const auto worker = kernel.python.empty()
+                            ? ab::make_worker_backend(kernel.build, backend, nullptr)
+                            : ab::make_python_worker_backend(backend, nullptr);
+    return worker->code_hash(kernel);
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
 report::FingerprintArm current_arm(const report::FingerprintArm& recorded, const ab::Arm* declared,
                                    Backend backend) {
   report::FingerprintArm arm{.name = recorded.name,
@@ -60,12 +74,18 @@ report::FingerprintArm current_arm(const report::FingerprintArm& recorded, const
     arm.config = report::config_fields(*declared, backend);
     arm.config_text = ab::arm_config_text(*declared);
     if (const auto* kernel = std::get_if<ab::KernelArm>(&declared->config)) {
-      variant = kernel->variant;
+      if (ab::worker_of(*kernel).empty()) {
+        variant = kernel->variant;
+      } else {
+        arm.code_hash = worker_code_hash(*kernel, backend);
+      }
     } else {
       arm.code_hash = ab::sha256_hex(std::get<ab::CommandArm>(declared->config).command);
     }
   } else if (const auto found = recorded.config.find("variant");
-             found != recorded.config.end() && found->second) {
+             found != recorded.config.end() && found->second &&
+             !recorded.config.contains("build") && !recorded.config.contains("python")) {
+    // (Another process's arm: without the experiment file its worker is not known now.)
     variant = *found->second;
   }
   // A command arm's code is its command line: without the experiment file it is not known now.

@@ -132,6 +132,11 @@ ConfigFields config_fields(const ab::Arm& arm, Backend backend) {
     // Another build's arm (its code hash is that build's); absent for this build's arms, as
     // in fingerprints written before worker arms.
     if (!kernel->build.empty()) fields["build"] = kernel->build;
+    // A Python arm's callable and params (its code hash covers their source).
+    if (!kernel->python.empty()) {
+      fields["python"] = kernel->python;
+      fields["params"] = kernel->params;
+    }
     return fields;
   }
   const auto& command = std::get<ab::CommandArm>(arm.config);

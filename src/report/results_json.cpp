@@ -492,6 +492,10 @@ Json arm_json(const ab::Arm& arm, Backend backend) {
     json["cpu_threads"] = cpu_threads_apply(backend) ? Json(kernel->cpu_threads) : Json(nullptr);
     json["table"] = text_or_null(kernel->table);
     json["build"] = text_or_null(kernel->build);  // null: this build
+    if (!kernel->python.empty()) {                // absent for the other kernel arms
+      json["python"] = kernel->python;
+      json["params"] = Json::parse(kernel->params);
+    }
   } else {
     const auto& command = std::get<ab::CommandArm>(arm.config);
     json["kind"] = "command";
@@ -520,6 +524,10 @@ ab::Arm arm_from_json(const nlohmann::json& json) {
                          .table = named.get_if_present<std::string>("table", {}),
                          .cpu_threads = named.get_or<int>("cpu_threads", 0),
                          .build = named.get_if_present<std::string>("build", {})};
+    if (json.contains("python")) {
+      kernel.python = named.get<std::string>("python");
+      kernel.params = named.field("params").dump();
+    }
     if (!named.field("split").is_null()) {
       std::string error;
       const auto split = parse_split_policy(named.get<std::string>("split"), &error);

@@ -178,6 +178,22 @@ TEST(ExperimentShippedFiles, MixedLengthStudiesRaceTheSplitHeuristicAgainstBalan
   EXPECT_EQ(equal.sweep.concurrency, mixed.sweep.concurrency);
 }
 
+TEST(ExperimentShippedFiles, TritonOccupancyIsTheStudyOnTheTritonKernel) {
+  // Only mlalab's arm needs a compiled variant (h16_t16_w4_s2, in every CI build).
+  const Experiment experiment = load_experiment(shipped("triton-occupancy.toml"));
+  const auto& baseline = std::get<KernelArm>(experiment.baseline.config);
+  EXPECT_EQ(baseline.python, "mlalab.triton_decode:arm");
+  EXPECT_EQ(baseline.params, R"({"block_h":16,"block_n":16,"num_stages":2,"num_warps":4,)"
+                             R"("target_ctas":512})");
+  ASSERT_EQ(experiment.variants.size(), 3u);
+  EXPECT_EQ(std::get<KernelArm>(experiment.variants[0].config).params,
+            R"({"block_h":16,"block_n":16,"num_stages":2,"num_warps":8,"target_ctas":512})");
+  EXPECT_EQ(std::get<KernelArm>(experiment.variants[1].config).params,
+            R"({"block_h":16,"block_n":16,"num_stages":3,"num_warps":4,"target_ctas":512})");
+  EXPECT_EQ(std::get<KernelArm>(experiment.variants[2].config).variant, "h16_t16_w4_s2");
+  EXPECT_EQ(experiment.sweep.layout, Layout::kV4);
+}
+
 TEST(ExperimentShippedFiles, CpuDemoParsesInEveryBuild) {
   const Experiment experiment = load_experiment(shipped("cpu-demo.toml"));
   EXPECT_EQ(experiment.backend, Backend::kCpu);
@@ -1118,6 +1134,68 @@ namespace {
 // An arm of another build: its variant is that build's to know (none of this build's list
 // applies), its build is its own (a variant does not inherit the baseline's), and a build
 // that is not an executable file is refused where it is named.
+TEST(ExperimentPython, VariantsInheritTheCallableAndLayerTheirParamsOnTheBaselines) {
+  const Experiment experiment = parse(kHeader + R"([baseline]
+python = "mlalab.triton_decode:arm"
+params = { block_n = 16, num_warps = 4, target_ctas = 512 }
+[[variant]]
+name = "8 warps"
+params = { num_warps = 8 }
+[[variant]]
+name = "mlalab"
+variant = "h16_t16_w4_s2"
+split = "target_ctas:512"
+[[variant]]
+name = "own kernel"
+python = "my_kernels.mla:launcher"
+)");
+  const auto& baseline = std::get<KernelArm>(experiment.baseline.config);
+  EXPECT_EQ(baseline.python, "mlalab.triton_decode:arm");
+  EXPECT_EQ(baseline.params, R"({"block_n":16,"num_warps":4,"target_ctas":512})");
+  EXPECT_EQ(worker_of(baseline), kPythonWorker);
+  const auto& warps = std::get<KernelArm>(experiment.variants[0].config);
+  EXPECT_EQ(warps.python, "mlalab.triton_decode:arm");
+  EXPECT_EQ(warps.params, R"({"block_n":16,"num_warps":8,"target_ctas":512})");
+  EXPECT_EQ(arm_config_text(experiment.variants[0]),
+            R"(python mlalab.triton_decode:arm {"block_n":16,"num_warps":8,"target_ctas":512})");
+  const auto& mlalab = std::get<KernelArm>(experiment.variants[1].config);
+  EXPECT_EQ(mlalab.python, "");
+  EXPECT_EQ(mlalab.variant, "h16_t16_w4_s2");
+  EXPECT_EQ(worker_of(mlalab), "");
+  const auto& own = std::get<KernelArm>(experiment.variants[2].config);
+  EXPECT_EQ(own.python, "my_kernels.mla:launcher");
+  EXPECT_EQ(own.params, "{}");  // an arm naming its own callable starts from no params
+}
+
+TEST(ExperimentPython, RefusesWhatAPythonArmCannotMean) {
+  const std::string python_baseline = R"([baseline]
+python = "mlalab.triton_decode:arm"
+)";
+  struct Case {
+    std::string text;
+    int line;
+    std::string field;
+    std::string mention;
+  };
+  const std::vector<Case> cases = {
+      {"[baseline]\npython = \"mlalab.triton_decode\"\n", 8, "baseline.python",
+       "is not \"module:function\""},
+      {python_baseline + "[[variant]]\nname = \"x\"\nparams = { num_warps = 8 }\n"
+                         "split = \"heuristic\"\n",
+       12, "variant[0].split", "'split' chooses an mlalab kernel"},
+      {python_baseline + "[[variant]]\nname = \"x\"\nparams = 8\n", 11, "variant[0].params",
+       "must be a table of the callable's parameters"},
+      {kBaseline + "[[variant]]\nname = \"x\"\nparams = { num_warps = 8 }\n", 12,
+       "variant[0].params", "params are a Python arm's"},
+      {python_baseline + "[[variant]]\nname = \"x\"\nsplit = \"heuristic\"\n", 9, "variant[0]",
+       "names no variant to run"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    EXPECT_MENTIONS(refused(kHeader + c.text, c.line, c.field), c.mention);
+  }
+}
+
 TEST(ExperimentBuild, NamesAnotherBinaryWhoseVariantsThisBuildDoesNotJudge) {
   const Experiment experiment = parse(kHeader + R"([baseline]
 variant = "h16_t16_w4_s2"
