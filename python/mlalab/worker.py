@@ -202,13 +202,19 @@ class Worker:
             return {**reply, "arm": None,
                     "invalid_reason": f"{type(error).__name__}: {error}".strip()}
         launchers = [launcher]
-        if self.device.type == "cuda":
-            kv_bytes = checked.kv_cache.numel() * checked.kv_cache.element_size()
-            l2 = torch.cuda.get_device_properties(self.device).L2_cache_size
-            copies = max(1, math.ceil(L2_COPIES_FACTOR * l2 / max(1, kv_bytes)))
-            launchers += [function(self.problem(copy), params) for copy in range(1, copies)]
-        self.arms.append(PreparedArm(launchers, len(self.workload.context_lengths),
-                                     self.workload.launches_per_sample, self.device))
+        try:
+            if self.device.type == "cuda":
+                kv_bytes = checked.kv_cache.numel() * checked.kv_cache.element_size()
+                l2 = torch.cuda.get_device_properties(self.device).L2_cache_size
+                copies = max(1, math.ceil(L2_COPIES_FACTOR * l2 / max(1, kv_bytes)))
+                launchers += [function(self.problem(copy), params) for copy in range(1, copies)]
+            prepared = PreparedArm(launchers, len(self.workload.context_lengths),
+                                   self.workload.launches_per_sample, self.device)
+        except Exception as error:  # e.g. a launcher that allocates cannot be captured
+            return {**reply, "arm": None,
+                    "invalid_reason": f"cannot be timed in a CUDA graph: "
+                                      f"{type(error).__name__}: {error}".strip()}
+        self.arms.append(prepared)
         return {**reply, "arm": len(self.arms) - 1}
 
 
