@@ -6,11 +6,13 @@
 # most 8 files).
 #
 #   scripts/gpu_session.sh BUILD_DIR OUT_DIR [stage ...]
-# stages: info configs tests bench sanitize ab python peers (default: the first six, in that
-# order: the figures first, the slow sanitizer and the long A/B runs last). python installs the
-# Python package into the machine's Python (pip --no-build-isolation, MLALAB_VARIANTS /
-# MLALAB_CUDA_ARCHS as for pip) and runs python/tests; peers (after python) runs
-# bench/peers/peer_table.py, whose peers must be importable (FlashInfer: carry its wheel).
+# stages: info configs tests bench sanitize ab python triton peers (default: the first six, in
+# that order: the figures first, the slow sanitizer and the long A/B runs last). python installs
+# the Python package into the machine's Python (pip --no-build-isolation, MLALAB_VARIANTS /
+# MLALAB_CUDA_ARCHS as for pip) and runs python/tests; triton (after python) runs
+# experiments/triton-occupancy.toml, whose Triton arms are Python arms of that Python; peers
+# (after python) runs bench/peers/peer_table.py, whose peers must be importable (FlashInfer:
+# carry its wheel).
 # Environment: MLALAB_BENCH_VARIANTS (comma list or 'all', default all), MLALAB_AB_MINUTES
 # (per experiment, default: the file's max_minutes), MLALAB_PEERS_ARGS (peer_table.py's).
 set -uo pipefail
@@ -90,6 +92,11 @@ for stage in "${stages[@]}"; do
       run python_install python3 -m pip install --no-build-isolation --no-index .
       run python_tests bash -c "cd python/tests && python3 -m pytest -q -rs \
         --junitxml='$(realpath -m "$out")/python.xml' ."
+      ;;
+    triton)
+      run ab_triton_occupancy env MLALAB_PYTHON=python3 "$mlalab" ab \
+        experiments/triton-occupancy.toml --out "$out/ab" \
+        ${MLALAB_AB_MINUTES:+--max-minutes "$MLALAB_AB_MINUTES"}
       ;;
     peers)
       # shellcheck disable=SC2086  # MLALAB_PEERS_ARGS is a list of arguments
