@@ -3,30 +3,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 
+#include "core/text_table.h"
+
 namespace mlalab::bench {
 namespace {
 
 constexpr const char* kBlank = "-";
-
-// Terminal columns a UTF-8 string takes (µ is two bytes, one column).
-std::size_t display_width(const std::string& text) {
-  constexpr unsigned char kContinuationMask = 0xc0;
-  constexpr unsigned char kContinuationBits = 0x80;
-  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
-    return (static_cast<unsigned char>(c) & kContinuationMask) != kContinuationBits;
-  }));
-}
-
-std::string pad(const std::string& text, std::size_t width, bool right_align) {
-  const std::string fill(width - std::min(width, display_width(text)), ' ');
-  return right_align ? fill + text : text + fill;
-}
 
 // At least three significant digits, so small CPU figures (0.0176 TFLOP/s) do not print as 0.
 std::string adaptive(double value) {
@@ -38,16 +25,10 @@ std::string adaptive(double value) {
   return fmt::format("{:.{}f}", value, decimals);
 }
 
-struct Column {
-  const char* header;
-  bool right_align;
-};
-
-constexpr std::array kColumns = {
-    Column{"variant", false}, Column{"B", true},      Column{"H", true},
-    Column{"L", true},        Column{"page", true},   Column{"splits", true},
-    Column{"µs", true},       Column{"GB/s", true},   Column{"%read", true},
-    Column{"TFLOP/s", true},  Column{"status", false},
+const std::vector<TextColumn> kColumns = {
+    {"variant", false}, {"B", true},       {"H", true},      {"L", true},
+    {"page", true},     {"splits", true},  {"µs", true},     {"GB/s", true},
+    {"%read", true},    {"TFLOP/s", true}, {"status", false},
 };
 
 std::vector<std::string> row_cells(const BenchRow& row) {
@@ -96,35 +77,10 @@ void TablePrinter::print(const BenchReport& report) {
   }
   out_ << '\n';
 
-  std::vector<std::vector<std::string>> cells;
+  std::vector<TextRow> cells;
   cells.reserve(report.rows.size());
   for (const auto& row : report.rows) cells.push_back(row_cells(row));
-  // Markdown needs a dash and a colon in each alignment cell; three read as a rule.
-  constexpr std::size_t kMinWidth = 3;
-  std::array<std::size_t, kColumns.size()> widths{};
-  for (std::size_t c = 0; c < kColumns.size(); ++c) {
-    widths[c] = std::max(kMinWidth, display_width(kColumns[c].header));
-    for (const auto& line : cells) widths[c] = std::max(widths[c], display_width(line[c]));
-  }
-
-  const auto print_line = [&](auto cell_text) {
-    std::string line = "|";
-    for (std::size_t c = 0; c < kColumns.size(); ++c) {
-      line += ' ';
-      line += cell_text(c);
-      line += " |";
-    }
-    out_ << line << '\n';
-  };
-  print_line([&](std::size_t c) { return pad(kColumns[c].header, widths[c], false); });
-  // Markdown alignment markers: ---: right-aligns numbers when rendered.
-  print_line([&](std::size_t c) {
-    const std::size_t dashes = widths[c] - (kColumns[c].right_align ? 1 : 0);
-    return std::string(dashes, '-') + (kColumns[c].right_align ? ":" : "");
-  });
-  for (const auto& line : cells) {
-    print_line([&](std::size_t c) { return pad(line[c], widths[c], kColumns[c].right_align); });
-  }
+  print_markdown_table(out_, kColumns, cells);
   out_.flush();
 }
 

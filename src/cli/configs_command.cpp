@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iostream>
 #include <stdexcept>
 #include <memory>
 #include <optional>
@@ -16,6 +17,7 @@
 #include "core/atomic_file.h"
 #include "core/layout.h"
 #include "core/number_text.h"
+#include "core/text_table.h"
 #include "kernels/registry.h"
 #include "dispatch/feasibility.h"
 
@@ -35,10 +37,14 @@ std::string optional_text(const std::optional<int>& value) {
 }
 
 void print_table(const std::vector<dispatch::PlacedVariant>& rows) {
-  const std::vector<std::string> headers = {
-      "variant", "block_h", "block_t", "warps", "stages", "regs", "smem dynamic B",
-      "smem static B", "spill B", "CTAs/SM", "balanced CTAs/SM", "feasible", "reason"};
-  std::vector<std::vector<std::string>> cells;
+  // Names and words left-aligned, numbers right-aligned; the reason is last.
+  const std::vector<TextColumn> columns = {
+      {"variant", false},       {"block_h", true},       {"block_t", true},
+      {"warps", true},          {"stages", true},        {"regs", true},
+      {"smem dynamic B", true}, {"smem static B", true}, {"spill B", true},
+      {"CTAs/SM", true},        {"balanced CTAs/SM", true}, {"feasible", false},
+      {"reason", false}};
+  std::vector<TextRow> cells;
   for (const auto& [variant, placement] : rows) {
     const VariantShape& shape = variant->shape;
     const dispatch::ResourceUsage& usage = placement.usage;
@@ -51,32 +57,7 @@ void print_table(const std::vector<dispatch::PlacedVariant>& rows) {
                      dispatch::feasible_text(placement.verdict),
                      dispatch::reason_text(placement.verdict)});
   }
-  std::vector<std::size_t> widths(headers.size());
-  for (std::size_t column = 0; column < headers.size(); ++column) {
-    widths[column] = headers[column].size();
-    for (const auto& line : cells) widths[column] = std::max(widths[column], line[column].size());
-  }
-  // Names and words left-aligned, numbers right-aligned; the reason is last and not padded.
-  const auto is_text_column = [&](std::size_t column) {
-    return column == 0 || column + 2 >= headers.size();
-  };
-  const auto print_line = [&](const std::vector<std::string>& line) {
-    std::string text;
-    for (std::size_t column = 0; column < line.size(); ++column) {
-      if (column > 0) text += "  ";
-      if (column + 1 == line.size()) {
-        text += line[column];
-      } else if (is_text_column(column)) {
-        text += fmt::format("{:<{}}", line[column], widths[column]);
-      } else {
-        text += fmt::format("{:>{}}", line[column], widths[column]);
-      }
-    }
-    while (!text.empty() && text.back() == ' ') text.pop_back();
-    fmt::print("{}\n", text);
-  };
-  print_line(headers);
-  for (const auto& line : cells) print_line(line);
+  print_plain_table(std::cout, columns, cells);
 }
 
 int run_configs(const ConfigsOptions& options) {

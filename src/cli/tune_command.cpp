@@ -18,6 +18,7 @@
 #include "cli/stop_signal.h"
 #include "core/layout.h"
 #include "core/number_text.h"
+#include "core/text_table.h"
 #include "core/validate.h"
 #include "dispatch/feasibility.h"
 #include "dispatch/tuning_table.h"
@@ -58,9 +59,9 @@ std::string config_text(const std::string& variant, int splits) {
 }
 
 void print_grid(const dispatch::TuningTable& table) {
-  std::vector<std::string> header = {"batch \\ context"};
-  for (const int context : table.context_buckets) header.push_back(std::to_string(context));
-  std::vector<std::vector<std::string>> lines = {header};
+  std::vector<TextColumn> columns = {{"batch \\ context"}};
+  for (const int context : table.context_buckets) columns.push_back({std::to_string(context)});
+  std::vector<TextRow> lines;
   for (const int batch : table.batch_buckets) {
     std::vector<std::string> line = {std::to_string(batch)};
     for (const int context : table.context_buckets) {
@@ -72,22 +73,7 @@ void print_grid(const dispatch::TuningTable& table) {
     }
     lines.push_back(std::move(line));
   }
-  std::vector<std::size_t> widths(header.size(), 0);
-  for (const auto& line : lines) {
-    for (std::size_t column = 0; column < line.size(); ++column) {
-      widths[column] = std::max(widths[column], report::display_width(line[column]));
-    }
-  }
-  for (const auto& line : lines) {
-    std::string text;
-    for (std::size_t column = 0; column < line.size(); ++column) {
-      text += line[column];
-      if (column + 1 < line.size()) {
-        text += std::string(widths[column] - report::display_width(line[column]) + 2, ' ');
-      }
-    }
-    fmt::print("{}\n", text);
-  }
+  print_plain_table(std::cout, columns, lines);
 }
 
 void print_identity(const dispatch::TuningTable& table, const std::string& path) {

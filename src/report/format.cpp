@@ -163,14 +163,6 @@ std::string point_list(const std::vector<int>& concurrencies) {
   return text;
 }
 
-std::size_t display_width(std::string_view text) {
-  std::size_t width = 0;
-  for (const char c : text) {
-    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++width;  // not a continuation byte
-  }
-  return width;
-}
-
 std::string xml_escape(std::string_view text) {
   std::string escaped;
   escaped.reserve(text.size());

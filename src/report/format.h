@@ -41,9 +41,6 @@ std::string point_label(int concurrency);
 // "C1, C2 and C64"
 std::string point_list(const std::vector<int>& concurrencies);
 
-// The number of characters a UTF-8 string shows (code points; every one of ours is one
-// column wide), for aligning tables that contain −, ± or ′.
-std::size_t display_width(std::string_view text);
 
 // XML text and attribute escaping: & < > " '.
 std::string xml_escape(std::string_view text);

@@ -20,6 +20,7 @@
 #include "ab/verdict.h"
 #include "core/layout.h"
 #include "core/number_text.h"
+#include "core/text_table.h"
 #include "report/change_svg.h"
 #include "report/format.h"
 #include "report/record_view.h"
@@ -34,10 +35,7 @@ constexpr int kPValueDigits = 3;
 // ---------------------------------------------------------------------------------------------
 // Markdown pieces
 
-struct Column {
-  std::string header;
-  bool numeric = false;  // right-aligned
-};
+using Column = TextColumn;
 
 // A cell's text made safe for a table row: no pipe ends the cell, no newline ends the row.
 std::string cell(std::string text) {
@@ -54,40 +52,13 @@ std::string cell(std::string text) {
   return safe;
 }
 
-// A table padded to aligned columns, so it reads in a terminal as well as rendered.
+// A table of cells made safe for Markdown, then a blank line.
 void print_table(std::ostream& out, const std::vector<Column>& columns,
                  std::vector<std::vector<std::string>> rows) {
   for (auto& row : rows) {
     for (auto& text : row) text = cell(std::move(text));
   }
-  std::vector<std::size_t> widths;
-  for (std::size_t c = 0; c < columns.size(); ++c) {
-    std::size_t width = std::max<std::size_t>(display_width(columns[c].header), 3);
-    for (const auto& row : rows) width = std::max(width, display_width(row[c]));
-    widths.push_back(width);
-  }
-  const auto pad = [](const std::string& text, std::size_t width, bool right) {
-    const std::string fill(width - display_width(text), ' ');
-    return right ? fill + text : text + fill;
-  };
-  std::string line = "|";
-  for (std::size_t c = 0; c < columns.size(); ++c) {
-    line += fmt::format(" {} |", pad(columns[c].header, widths[c], columns[c].numeric));
-  }
-  out << line << "\n|";
-  for (std::size_t c = 0; c < columns.size(); ++c) {
-    out << (columns[c].numeric ? std::string(widths[c] + 1, '-') + ":"
-                               : ":" + std::string(widths[c] + 1, '-'))
-        << "|";
-  }
-  out << "\n";
-  for (const auto& row : rows) {
-    line = "|";
-    for (std::size_t c = 0; c < columns.size(); ++c) {
-      line += fmt::format(" {} |", pad(row[c], widths[c], columns[c].numeric));
-    }
-    out << line << "\n";
-  }
+  print_markdown_table(out, columns, rows);
   out << "\n";
 }
 

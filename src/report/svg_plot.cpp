@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "ab/environment.h"
+#include "core/text_table.h"
 #include "report/format.h"
 
 namespace mlalab::report::svg {
