@@ -1,7 +1,7 @@
 """Problems for checking a decode kernel: random paged caches, and an independent float64
 reference written from the op's definition (README: score = scale · q·row, V = the row's first
-512 columns, the sink only in the denominator, lse over the scores alone). The package's tests
-and the A/B lab's Python worker (mlalab.worker) check kernels with them."""
+512 columns, the sink only in the denominator, lse over the scores alone), for the package's
+tests; Problem is also what the A/B lab's Python worker (mlalab.worker) hands a Python arm."""
 from __future__ import annotations
 
 import dataclasses

@@ -8,12 +8,16 @@ layout, heads, page size, lengths and seed), and for each arm calls
 
     launcher = function(problem, params)
 
-with `problem` an mlalab.problems.Problem whose `out` and `lse` are the output buffers; the
-launcher runs the kernel once on the current stream. The arm is checked against the float64
-reference first (poisoned outputs, the first 8 sequences; an arm that fails is INVALID), then:
+with `problem` an mlalab.problems.Problem (q, kv_cache, block_table, seq_lens,
+softmax_scale, sinks) with the output buffers `out` and `lse`, its `layout` and `max_context`;
+the launcher runs the kernel once on the current stream. The problem is the one the lab's
+kernel arms get at the point (torch.ops.mlalab.lab_problem: the same spec and seed, so the
+same data, NaN cache rows past each sequence's end and page-table entries past its last page
+included), and the arm is checked as they are (torch.ops.mlalab.lab_check: poisoned outputs,
+the fp64 reference on up to 8 sequences; an arm that fails or raises is INVALID). Then:
   cuda  the arm's launches on copies of the inputs spanning 4× the L2 cache (so that the KV
-        cache comes from HBM, as for the lab's kernel arms) are captured in one CUDA graph; a
-        sample is the median over launches_per_sample replays of replay time / copies;
+        cache comes from HBM, as for the kernel arms) are captured in one CUDA graph; a sample
+        is the median over launches_per_sample replays of replay time / copies;
   cpu   a sample is the median of launches_per_sample calls, timed with perf_counter.
 The sample's value is batch / time (sequences per second), as for kernel arms. The code hash
 of an arm covers its module's source, its params and the torch and Triton versions.
@@ -38,10 +42,10 @@ from typing import Callable, Optional
 
 import torch
 
-from mlalab.problems import Problem, assert_matches, make_problem, poisoned_outputs
+import mlalab  # noqa: F401  (loads torch.ops.mlalab)
+from mlalab.problems import D_V, Problem
 
 PROTOCOL = 1
-CHECKED_SEQUENCES = 8  # as the lab's kernel arms: the reference of a large batch takes long
 L2_COPIES_FACTOR = 4
 
 
@@ -150,6 +154,7 @@ class Worker:
         self.backend = backend
         self.device = torch.device("cuda" if backend == "cuda" else "cpu")
         self.workload: Optional[Workload] = None
+        self.copies: list = []  # the point's problem, then copies of it for timing
         self.arms: list = []
 
     def answer(self, request: dict) -> dict:
@@ -158,8 +163,11 @@ class Worker:
             return {"ok": True, "protocol": PROTOCOL, "commit": "python", "backend": self.backend}
         if op == "begin_point":
             self.arms.clear()
+            self.copies.clear()
             self.workload = None
-            self.workload = Workload(**request["workload"])
+            workload = Workload(**request["workload"])
+            self.copies.append(self.point_problem(workload))
+            self.workload = workload
             return {"ok": True}
         if op == "code_hash":
             arm = request["arm"]
@@ -178,38 +186,57 @@ class Worker:
             return {"ok": True}
         return self.arms[index].sample()
 
-    def problem(self, copy: int) -> PointProblem:
-        w = self.workload
-        base = make_problem(w.layout, w.context_lengths, w.heads, w.page_size, seed=w.seed + copy)
-        fields = {f.name: getattr(base, f.name) for f in dataclasses.fields(Problem)}
-        problem = PointProblem(**fields, layout=w.layout,
-                               max_context=max(w.context_lengths, default=0)).to(self.device)
-        problem.out, problem.lse = poisoned_outputs(problem)
-        return problem
+    def point_problem(self, w: Workload) -> PointProblem:
+        q, kv_cache, block_table, seq_lens, scale = torch.ops.mlalab.lab_problem(
+            w.layout, w.heads, w.page_size, w.context_lengths, w.seed)
+        batch, heads, _ = q.shape
+        return PointProblem(
+            q=q, kv_cache=kv_cache, block_table=block_table, seq_lens=seq_lens,
+            softmax_scale=scale, sinks=None,
+            out=torch.empty(batch, heads, D_V, dtype=torch.bfloat16),
+            lse=torch.empty(batch, heads, dtype=torch.float32), layout=w.layout,
+            max_context=max(w.context_lengths, default=0)).to(self.device)
+
+    def timing_copies(self) -> list:
+        """The point's problem and enough copies of it that together they span 4× L2 (made
+        once per point, shared by its arms, as the lab's kernel arms share their replicas)."""
+        first = self.copies[0]
+        if self.device.type == "cuda" and len(self.copies) == 1:
+            kv_bytes = first.kv_cache.numel() * first.kv_cache.element_size()
+            l2 = torch.cuda.get_device_properties(self.device).L2_cache_size
+            for _ in range(1, max(1, math.ceil(L2_COPIES_FACTOR * l2 / max(1, kv_bytes)))):
+                self.copies.append(dataclasses.replace(
+                    first, q=first.q.clone(), kv_cache=first.kv_cache.clone(),
+                    out=torch.empty_like(first.out), lse=torch.empty_like(first.lse)))
+        return self.copies
 
     def prepare(self, arm: dict) -> dict:
         reply = {"ok": True, "splits": 0, "workers": 0, "resolved_config": ""}
         params = arm.get("params", {})
+        w = self.workload
+        checked = self.copies[0]
         try:
             function = resolve(arm["python"])
-            checked = self.problem(0)
+            # Every byte 0xFF, as the lab poisons: the check tells unwritten from computed NaN.
+            checked.out.view(torch.int16).fill_(-1)
+            checked.lse.view(torch.int32).fill_(-1)
             launcher = function(checked, params)
             launcher()
             if self.device.type == "cuda":
                 torch.cuda.synchronize()
-            assert_matches(checked.out, checked.lse, checked, sequences=CHECKED_SEQUENCES)
+            failure = torch.ops.mlalab.lab_check(w.layout, w.heads, w.page_size,
+                                                 w.context_lengths, w.seed, checked.out,
+                                                 checked.lse)
         except Exception as error:  # the arm's failure, reported, not the worker's
             return {**reply, "arm": None,
                     "invalid_reason": f"{type(error).__name__}: {error}".strip()}
-        launchers = [launcher]
+        if failure:
+            return {**reply, "arm": None, "invalid_reason": failure}
         try:
-            if self.device.type == "cuda":
-                kv_bytes = checked.kv_cache.numel() * checked.kv_cache.element_size()
-                l2 = torch.cuda.get_device_properties(self.device).L2_cache_size
-                copies = max(1, math.ceil(L2_COPIES_FACTOR * l2 / max(1, kv_bytes)))
-                launchers += [function(self.problem(copy), params) for copy in range(1, copies)]
-            prepared = PreparedArm(launchers, len(self.workload.context_lengths),
-                                   self.workload.launches_per_sample, self.device)
+            launchers = [launcher] + [function(copy, params)
+                                      for copy in self.timing_copies()[1:]]
+            prepared = PreparedArm(launchers, len(w.context_lengths), w.launches_per_sample,
+                                   self.device)
         except Exception as error:  # e.g. a launcher that allocates cannot be captured
             return {**reply, "arm": None,
                     "invalid_reason": f"cannot be timed in a CUDA graph: "

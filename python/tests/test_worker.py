@@ -54,7 +54,7 @@ def test_answers_the_protocol_and_checks_arms_against_the_reference(cpu_worker):
     wrong = cpu_worker.ask(op="prepare",
                            arm={"python": "python_arms:wrong_scale", "params": {"factor": 1.1}})
     assert wrong["ok"] and wrong["arm"] is None
-    assert "differs from the reference" in wrong["invalid_reason"], wrong
+    assert "but reference" in wrong["invalid_reason"], wrong  # the lab's check
     for target, why in (("no_such_module:f", "ModuleNotFoundError"),
                         ("python_arms:no_such_function", "has no function 'no_such_function'"),
                         ("python_arms", "expected 'module:function'")):
@@ -184,9 +184,28 @@ def test_the_lab_runs_python_arms_beside_a_kernel_arm(tmp_path):
     values = [s["value"] for s in results["samples"] if s["arm"] == index]
     assert len(values) == 4 and all(value > 0 for value in values)
     _, wrong = arms["wrong scale"]
-    assert not wrong["valid"] and "differs from the reference" in wrong["invalid_reason"]
+    assert not wrong["valid"] and "but reference" in wrong["invalid_reason"]
     assert wrong["config"]["params"] == {"factor": 1.1}
     verify = subprocess.run([binary, "verify", str(folder / "fingerprint.json"), "--experiment",
                              str(experiment)], env=env, capture_output=True, text=True,
                             timeout=300)
     assert verify.returncode == 0 and "verified" in verify.stdout, verify.stdout + verify.stderr
+
+
+def test_the_lab_problem_is_seeded_and_booby_trapped():
+    import mlalab  # noqa: F401  (torch.ops.mlalab)
+    first = torch.ops.mlalab.lab_problem("v3", 16, 64, [1, 100], 3)
+    again = torch.ops.mlalab.lab_problem("v3", 16, 64, [1, 100], 3)
+    q, kv_cache, block_table, seq_lens, scale = first
+    assert q.shape == (2, 16, 576) and q.dtype == torch.bfloat16
+    assert kv_cache.shape[1:] == (64, 576) and seq_lens.tolist() == [1, 100]
+    bits = lambda t: t.view(torch.int16) if t.dtype == torch.bfloat16 else t  # noqa: E731
+    assert all(torch.equal(bits(a), bits(b)) for a, b in zip(first[:4], again[:4]))
+    assert scale == again[4]
+    # Past a sequence's end its cache rows are NaN and its page-table entries leave the cache.
+    assert torch.isnan(kv_cache[block_table[0, 0], 1:].float()).all()
+    assert not torch.isnan(kv_cache[block_table[0, 0], 0].float()).any()
+    past_end = block_table[0, 1:]
+    assert ((past_end < 0) | (past_end >= kv_cache.shape[0])).all()
+    with pytest.raises(ValueError, match="heads = 0: allowed"):
+        torch.ops.mlalab.lab_problem("v3", 0, 64, [1], 3)

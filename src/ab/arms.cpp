@@ -22,6 +22,7 @@
 #include "ab/child_process.h"
 #include "ab/sha256.h"
 #include "bench/bench_runner.h"
+#include "bench/check.h"
 #include "bench/cuda_raii.h"
 #include "bench/device_problem.h"
 #include "bench/problem.h"

@@ -267,16 +267,6 @@ std::optional<InputError> check_kv_cache_size(Layout layout, std::size_t tokens,
                                 kMaxProblemKvBytes >> 30)};
 }
 
-std::vector<int> validation_batch_indices(int batch) {
-  if (batch <= kMaxCheckedEntries) return {};
-  std::vector<int> indices(kMaxCheckedEntries);
-  for (int i = 0; i < kMaxCheckedEntries; ++i) {
-    indices[i] = static_cast<int>(static_cast<long long>(i) * (batch - 1) /
-                                  (kMaxCheckedEntries - 1));
-  }
-  return indices;
-}
-
 int replica_count(std::size_t replica_bytes, std::size_t l2_bytes) {
   constexpr int kMinReplicas = 2;
   if (replica_bytes == 0) return kMinReplicas;

@@ -26,7 +26,6 @@ constexpr int kMaxTimedRuns = 100000;
 constexpr int kMaxContext = 1 << 20;   // tokens per sequence; past any DeepSeek deployment
 // One problem's KV cache, per copy. The host holds it once; the GPU at least twice (replicas).
 constexpr std::size_t kMaxProblemKvBytes = std::size_t{16} << 30;
-constexpr int kMaxCheckedEntries = 8;  // sequences checked against the fp64 reference
 constexpr const char* kAllVariants = "all";
 constexpr const char* kCpuVariantName = "cpu";
 
@@ -74,10 +73,6 @@ constexpr double kCpuRowBudgetSeconds = 20.0;
 constexpr int kMinSlowCpuRuns = 3;
 
 // ---- Pure helpers, exposed for tests ------------------------------------------------------
-
-// The batch entries checked against the reference: empty (= all) when batch ≤
-// kMaxCheckedEntries, else kMaxCheckedEntries evenly spaced entries from first to last.
-std::vector<int> validation_batch_indices(int batch);
 
 // Replicas of (q, kv_cache) rotated through while timing: enough that together they are
 // ≥ 4 × L2 (so each call finds its KV evicted), at least 2, and no more than fit in

@@ -10,6 +10,22 @@
 #include <vector>
 
 namespace mlalab::bench {
+
+std::optional<std::string> failure_text(const CheckResult& check) {
+  if (check.passed) return std::nullopt;
+  return fmt::format("{} (max rel err out {:.3g}, lse {:.3g})", check.first_failure,
+                     check.max_rel_err_out, check.max_rel_err_lse);
+}
+
+std::vector<int> validation_batch_indices(int batch) {
+  if (batch <= kMaxCheckedEntries) return {};
+  std::vector<int> indices(kMaxCheckedEntries);
+  for (int i = 0; i < kMaxCheckedEntries; ++i) {
+    indices[i] = static_cast<int>(static_cast<long long>(i) * (batch - 1) /
+                                  (kMaxCheckedEntries - 1));
+  }
+  return indices;
+}
 namespace {
 
 constexpr double kLseErrorFloor = 1.0;

@@ -14,13 +14,21 @@
 //     unwritten, any other NaN counts as a NaN; a NaN reference (NaN inputs, or a batch entry
 //     the reference did not compute) fails the row too.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "bench/problem.h"
 #include "kernels/reference/reference.h"
 
 namespace mlalab::bench {
+
+constexpr int kMaxCheckedEntries = 8;  // sequences checked against the fp64 reference
+
+// The batch entries checked against the reference: empty (= all) when batch ≤
+// kMaxCheckedEntries, else kMaxCheckedEntries evenly spaced entries from first to last.
+std::vector<int> validation_batch_indices(int batch);
 
 constexpr double kOutErrorFloor = 1e-6;
 constexpr double kDefaultOutTolerance = 1e-2;
@@ -39,6 +47,10 @@ struct CheckResult {
 // problem.out and problem.lse, against `ref`: every batch entry, or only `batch_indices` when
 // it is non-empty (the reference must have computed those). Throws std::invalid_argument when
 // a size does not match the problem, std::out_of_range for a batch index outside [0, batch).
+// A failed check as one line: the first failing row and the largest errors; nullopt if it
+// passed.
+std::optional<std::string> failure_text(const CheckResult& check);
+
 CheckResult check_against_reference(const HostProblem& problem, std::span<const bf16> out,
                                     std::span<const float> lse, const kernels::ReferenceResult& ref,
                                     std::span<const int> batch_indices = {},

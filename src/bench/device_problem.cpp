@@ -91,11 +91,8 @@ std::optional<std::string> reference_mismatch(const HostProblem& problem,
                                               std::span<const bf16> out,
                                               std::span<const float> lse,
                                               LazyReference& reference) {
-  const CheckResult check =
-      check_against_reference(problem, out, lse, reference.get(), reference.indices());
-  if (check.passed) return std::nullopt;
-  return fmt::format("{} (max rel err out {:.3g}, lse {:.3g})", check.first_failure,
-                     check.max_rel_err_out, check.max_rel_err_lse);
+  return failure_text(
+      check_against_reference(problem, out, lse, reference.get(), reference.indices()));
 }
 
 std::optional<std::string> validate_on_device(HostProblem& host, DeviceProblem& device_problem,

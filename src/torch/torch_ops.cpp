@@ -9,6 +9,10 @@
 //   torch.ops.mlalab.dispatcher_resolution(handle, batch, max_context)      -> text
 //   torch.ops.mlalab.dispatcher_free(handle)
 //   torch.ops.mlalab.configs(layout, smem_limit)                            -> JSON text
+//   torch.ops.mlalab.lab_problem(layout, heads, page_size, lengths, seed)
+//       -> (q, kv_cache, block_table, seq_lens, softmax_scale): the A/B lab's problem
+//   torch.ops.mlalab.lab_check(layout, heads, page_size, lengths, seed, out, lse) -> text
+//       the lab's check of outputs of that problem against its fp64 reference ("" = pass)
 //
 // CPU tensors run on the CPU backend, CUDA tensors through a Dispatcher on the current stream:
 // the caller's (handle > 0), or the default one of the call's (layout, heads, page size), which
@@ -26,15 +30,19 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "bench/check.h"
+#include "bench/problem.h"
 #include "core/decode_params.h"
 #include "core/kernel_config.h"
 #include "core/layout.h"
@@ -366,6 +374,101 @@ std::string configs(const std::string& layout, std::optional<std::int64_t> smem_
   return dispatch::variant_table_json(dispatch::place_compiled_variants(d_qk, limit)).dump();
 }
 
+// ---- The A/B lab's problems, for Python arms (python/mlalab/worker.py) -------------------
+// The problem a sweep point's kernel arms get (ab/arms.cpp: the same spec, so the same data,
+// booby-traps included: NaN cache rows past each sequence's end, page-table entries past its
+// last page outside the cache), and the same check of an arm's outputs.
+
+bench::ProblemSpec lab_spec(const std::string& layout, std::int64_t heads, std::int64_t page_size,
+                            const std::vector<std::int64_t>& lengths, std::int64_t seed) {
+  TORCH_CHECK_VALUE(heads >= 1 && heads <= kMaxHeads, "heads = ", heads, ": allowed [1, ",
+                    kMaxHeads, "]");
+  TORCH_CHECK_VALUE(page_size >= 1 && page_size <= (1 << 20), "page_size = ", page_size,
+                    ": allowed [1, 2^20]");
+  TORCH_CHECK_VALUE(seed >= 0, "seed = ", seed, ": allowed [0, 2^63)");
+  std::vector<int> seq_lens;
+  for (const std::int64_t length : lengths) {
+    TORCH_CHECK_VALUE(length >= 0 && length <= (1 << 20), "lengths: ", length,
+                      ": allowed [0, 2^20]");
+    seq_lens.push_back(static_cast<int>(length));
+  }
+  return bench::ProblemSpec{.layout = parse_layout_arg(layout),
+                            .batch = static_cast<int>(seq_lens.size()),
+                            .num_heads = static_cast<int>(heads),
+                            .seq_lens = std::move(seq_lens),
+                            .page_size = static_cast<int>(page_size),
+                            .with_sinks = false,
+                            .permute_pages = true,
+                            .seed = static_cast<std::uint64_t>(seed)};
+}
+
+at::Tensor bf16_tensor(const std::vector<bf16>& values, std::vector<std::int64_t> shape) {
+  at::Tensor tensor = at::empty(shape, at::TensorOptions().dtype(at::kBFloat16));
+  std::memcpy(tensor.data_ptr(), values.data(), values.size() * sizeof(bf16));
+  return tensor;
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, double> lab_problem(
+    const std::string& layout, std::int64_t heads, std::int64_t page_size,
+    const std::vector<std::int64_t>& lengths, std::int64_t seed) {
+  const bench::HostProblem problem =
+      bench::make_problem(lab_spec(layout, heads, page_size, lengths, seed));
+  const std::int64_t batch = problem.spec.batch;
+  const std::int64_t d_qk = problem.dims.d_qk;
+  at::Tensor block_table = at::empty({batch, problem.max_pages_per_seq}, at::kInt);
+  std::memcpy(block_table.data_ptr(), problem.page_table.data(),
+              problem.page_table.size() * sizeof(std::int32_t));
+  at::Tensor seq_lens = at::empty({batch}, at::kInt);
+  std::memcpy(seq_lens.data_ptr(), problem.seq_lens.data(), batch * sizeof(std::int32_t));
+  return {bf16_tensor(problem.q, {batch, heads, d_qk}),
+          bf16_tensor(problem.kv_cache, {problem.num_pages, page_size, d_qk}), block_table,
+          seq_lens, problem.spec.softmax_scale};
+}
+
+std::string lab_check(const std::string& layout, std::int64_t heads, std::int64_t page_size,
+                      const std::vector<std::int64_t>& lengths, std::int64_t seed,
+                      const at::Tensor& out, const at::Tensor& lse) {
+  // The reference of the last problem checked, for the next arm of the same point.
+  struct Checked {
+    bench::ProblemSpec spec;
+    bench::HostProblem problem;
+    std::vector<int> indices;
+    kernels::ReferenceResult reference;
+  };
+  static std::unique_ptr<Checked> last;
+  static std::mutex mutex;
+  const std::lock_guard lock(mutex);
+  const bench::ProblemSpec spec = lab_spec(layout, heads, page_size, lengths, seed);
+  if (!last || last->spec.layout != spec.layout || last->spec.num_heads != spec.num_heads ||
+      last->spec.page_size != spec.page_size || last->spec.seq_lens != spec.seq_lens ||
+      last->spec.seed != spec.seed) {
+    last.reset();
+    bench::HostProblem problem = bench::make_problem(spec);
+    std::vector<int> indices = bench::validation_batch_indices(spec.batch);
+    kernels::ReferenceResult reference = kernels::reference_decode(problem.params(), indices);
+    last = std::make_unique<Checked>(Checked{.spec = spec,
+                                             .problem = std::move(problem),
+                                             .indices = std::move(indices),
+                                             .reference = std::move(reference)});
+  }
+  const std::int64_t batch = spec.batch;
+  TORCH_CHECK_VALUE(out.sizes() == at::IntArrayRef({batch, heads, kDv}) &&
+                        out.scalar_type() == at::kBFloat16,
+                    "out must be bfloat16 [", batch, ", ", heads, ", ", kDv, "], got ",
+                    out.scalar_type(), " ", out.sizes());
+  TORCH_CHECK_VALUE(lse.sizes() == at::IntArrayRef({batch, heads}) &&
+                        lse.scalar_type() == at::kFloat,
+                    "lse must be float32 [", batch, ", ", heads, "], got ", lse.scalar_type(),
+                    " ", lse.sizes());
+  const at::Tensor host_out = out.to(at::kCPU).contiguous();
+  const at::Tensor host_lse = lse.to(at::kCPU).contiguous();
+  const bench::CheckResult check = bench::check_against_reference(
+      last->problem,
+      std::span(static_cast<const bf16*>(host_out.data_ptr()), host_out.numel()),
+      std::span(host_lse.data_ptr<float>(), host_lse.numel()), last->reference, last->indices);
+  return bench::failure_text(check).value_or("");
+}
+
 }  // namespace
 
 TORCH_LIBRARY(mlalab, m) {
@@ -382,6 +485,14 @@ TORCH_LIBRARY(mlalab, m) {
         &dispatcher_resolution);
   m.def("dispatcher_free(int handle) -> ()", &dispatcher_free);
   m.def("configs(str layout, int? smem_limit) -> str", &configs);
+  m.def(
+      "lab_problem(str layout, int heads, int page_size, int[] lengths, int seed) -> "
+      "(Tensor, Tensor, Tensor, Tensor, float)",
+      &lab_problem);
+  m.def(
+      "lab_check(str layout, int heads, int page_size, int[] lengths, int seed, Tensor out, "
+      "Tensor lse) -> str",
+      &lab_check);
 }
 
 TORCH_LIBRARY_IMPL(mlalab, CPU, m) { m.impl("mla_decode", &mla_decode_cpu); }

@@ -11,6 +11,7 @@
 #include "ab/experiment.h"
 #include "ab/runner.h"
 #include "bench/bench_runner.h"
+#include "bench/check.h"
 #include "bench/cuda_raii.h"
 #include "bench/device_info.h"
 #include "bench/device_problem.h"

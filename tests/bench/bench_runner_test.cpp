@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "bench/check.h"
 #include "kernels/registry.h"
 
 namespace mlalab::bench {
