@@ -314,12 +314,14 @@ void Run::set_up() {
               ? make_worker_backend(kernel->build, experiment_.backend, options_.stop_signal)
               : make_python_worker_backend(experiment_.backend, options_.stop_signal);
     } catch (const std::exception& error) {
-      throw RunSetupError(fmt::format("arm '{}': cannot start {}: {}", arm->name,
-                                      kernel->python.empty() ? "the worker of its build"
-                                                             : "the Python worker (" +
-                                                                   std::string(kPythonWorker) +
-                                                                   ")",
-                                      error.what()));
+      if (kernel->python.empty()) {
+        throw RunSetupError(fmt::format("arm '{}': cannot start the worker of its build: {}",
+                                        arm->name, error.what()));
+      }
+      throw RunSetupError(fmt::format(
+          "arm '{}': cannot start the Python worker ({}): {}; it needs a Python with torch and "
+          "the mlalab package (bash scripts/install_python.sh), named by ${} or python3 on PATH",
+          arm->name, kPythonWorker, error.what(), kPythonEnvVar));
     }
   }
 

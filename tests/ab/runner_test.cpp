@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -20,6 +21,7 @@
 
 #include "ab/run_record.h"
 #include "ab/small_cpu_experiment.h"
+#include "ab/worker.h"
 #include "report/report_writer.h"
 #include "report/results_json.h"
 
@@ -263,6 +265,24 @@ TEST(Runner, CpuArmOnTheCudaBackendIsRefusedBeforeAnythingRuns) {
   } catch (const RunSetupError& error) {
     EXPECT_NE(std::string(error.what()).find("--backend cpu"), std::string::npos)
         << error.what();
+  }
+}
+
+TEST(Runner, APythonArmWithoutAPythonThatRunsItSaysWhatItNeeds) {
+  Experiment experiment = cpu_experiment();
+  experiment.variants[0].config =
+      KernelArm{.variant = "", .split = {}, .python = "my_kernels:arm", .params = "{}"};
+  ::setenv(kPythonEnvVar, "/no/such/python", 1);
+  try {
+    run_experiment(experiment, RunOptions{});
+    ::unsetenv(kPythonEnvVar);
+    FAIL() << "expected RunSetupError";
+  } catch (const RunSetupError& error) {
+    ::unsetenv(kPythonEnvVar);
+    const std::string what = error.what();
+    EXPECT_NE(what.find("cannot start the Python worker"), std::string::npos) << what;
+    EXPECT_NE(what.find("bash scripts/install_python.sh"), std::string::npos) << what;
+    EXPECT_NE(what.find("$MLALAB_PYTHON"), std::string::npos) << what;
   }
 }
 
