@@ -272,6 +272,10 @@ CLI::App* add_ab_command(CLI::App& app, int& exit_code) {
       "order; each point is analysed at a few looks and stops at one once every comparison is\n"
       "settled (beyond or within ±min_effect_pct) or its A/A check fails, else when its budget\n"
       "is spent.\n"
+      "Arms: a compiled variant (variant, knobs, split, threads), a tuning table (table), the\n"
+      "same in another build (build = \"path/to/mlalab\": its `mlalab worker`), a Python\n"
+      "callable (python = \"module:function\", params: run by `python -m mlalab.worker` of\n"
+      "$MLALAB_PYTHON or python3), or a shell command (command, metric): docs/experiments.md.\n"
       "Exit status (first match wins): 2 an error; 3 an arm INVALID (wrong results, or no\n"
       "valid sample); 4 a partial run (Ctrl-C, SIGTERM, or the budget ran out before every\n"
       "point was measured); 1 a variant REJECTED; 0 otherwise.");
