@@ -1276,6 +1276,11 @@ ExperimentError::ExperimentError(std::string path, int line, int column, std::st
       column_(column),
       field_(std::move(field)) {}
 
+std::string layout_text(const Sweep& sweep) {
+  const LayoutDims dims = dims_of(sweep.layout);
+  return fmt::format("{} (rows of d_qk {}, d_v {})", name_of(sweep.layout), dims.d_qk, dims.d_v);
+}
+
 std::string arm_config_text(const Arm& arm) {
   if (const auto* kernel = std::get_if<KernelArm>(&arm.config)) {
     if (!kernel->python.empty()) return fmt::format("python {} {}", kernel->python, kernel->params);

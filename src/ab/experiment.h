@@ -197,6 +197,9 @@ struct Sweep {
   ContextSpec context;
 };
 
+// The sweep's cache layout as reports name it: "v3 (rows of d_qk 576, d_v 512)".
+std::string layout_text(const Sweep& sweep);
+
 struct MeasureSettings {
   int launches_per_sample = 20;  // back-to-back graph launches whose median is one sample
   double max_minutes = 30.0;     // whole-run budget; the run ends cleanly, marked partial

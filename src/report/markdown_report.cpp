@@ -18,7 +18,6 @@
 #include "ab/environment.h"
 #include "ab/stats.h"
 #include "ab/verdict.h"
-#include "core/layout.h"
 #include "core/number_text.h"
 #include "core/text_table.h"
 #include "report/change_svg.h"
@@ -665,12 +664,11 @@ void how(std::ostream& out, const ab::RunRecord& record) {
   std::vector<std::string> concurrency;
   for (const int c : sweep.concurrency) concurrency.push_back(std::to_string(c));
   if (experiment.baseline.is_kernel()) {
-    const LayoutDims dims = dims_of(sweep.layout);
     out << fmt::format(
-        "- **Sweep.** Concurrency (batch size) {}; layout {} (rows of d_qk {}, d_v {}), {} query "
-        "heads, page size {}; context length: {}.\n",
-        fmt::join(concurrency, ", "), name_of(sweep.layout), dims.d_qk, dims.d_v, sweep.heads,
-        sweep.page_size, context_spec_text(sweep.context));
+        "- **Sweep.** Concurrency (batch size) {}; layout {}, {} query heads, page size {}; "
+        "context length: {}.\n",
+        fmt::join(concurrency, ", "), ab::layout_text(sweep), sweep.heads, sweep.page_size,
+        context_spec_text(sweep.context));
     const int launches = experiment.measure.launches_per_sample;
     if (on_cpu) {
       out << fmt::format(
