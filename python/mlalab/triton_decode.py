@@ -225,8 +225,16 @@ def mla_decode_triton(q: torch.Tensor, kv_cache: torch.Tensor, block_table: torc
 def arm(problem, params: dict):
     """An A/B-lab Python arm (mlalab.worker; `python = "mlalab.triton_decode:arm"`): this
     kernel with TritonConfig(**params) on the sweep point's problem, its workspace allocated
-    here, outside the timed launches."""
+    here, outside the timed launches. params may add `smem_limit` (bytes, e.g. 101376 for
+    consumer Blackwell): a config whose compiled kernel needs more shared memory is refused
+    with judge()'s reason, so the lab reports the arm INVALID, as the study pruned it."""
+    params = dict(params)
+    smem_limit = params.pop("smem_limit", None)
     config = TritonConfig(**params)
+    if smem_limit is not None:
+        verdict = judge(config, problem.layout, problem.page_size, smem_limit=int(smem_limit))
+        if not verdict.feasible:
+            raise ValueError(f"pruned: {verdict.reason}")
     batch, heads, _ = problem.q.shape
     workspace = torch.empty(workspace_floats(config, batch, heads, problem.max_context),
                             dtype=torch.float32, device=problem.q.device)

@@ -118,3 +118,17 @@ def test_judge_prunes_what_exceeds_the_shared_memory_limit():
     assert pruned.reason == f"needs {large.smem_bytes:,} B of shared memory, limit {limit:,} B"
     with pytest.raises(ValueError, match="layout 'v5'"):
         triton_decode.judge(TritonConfig(), "v5")
+
+
+@CUDA
+def test_the_arm_refuses_a_config_over_its_smem_limit():
+    problem = make_problem("v4", [100, 300], 16, 64, seed=2).to("cuda")
+    problem.out, problem.lse = poisoned_outputs(problem)
+    problem.layout, problem.max_context = "v4", 300
+    needs = triton_decode.judge(TritonConfig(block_n=32), "v4", smem_limit=1 << 30).smem_bytes
+    with pytest.raises(ValueError, match=f"pruned: needs {needs:,} B of shared memory"):
+        triton_decode.arm(problem, {"block_n": 32, "smem_limit": needs - 1})
+    launch = triton_decode.arm(problem, {"block_n": 32, "smem_limit": needs})
+    launch()
+    torch.cuda.synchronize()
+    assert_matches(problem.out, problem.lse, problem)

@@ -185,12 +185,15 @@ TEST(ExperimentShippedFiles, TritonOccupancyIsTheStudyOnTheTritonKernel) {
   EXPECT_EQ(baseline.python, "mlalab.triton_decode:arm");
   EXPECT_EQ(baseline.params, R"({"block_h":16,"block_n":16,"num_stages":2,"num_warps":4,)"
                              R"("target_ctas":512})");
-  ASSERT_EQ(experiment.variants.size(), 3u);
+  ASSERT_EQ(experiment.variants.size(), 4u);
   EXPECT_EQ(std::get<KernelArm>(experiment.variants[0].config).params,
             R"({"block_h":16,"block_n":16,"num_stages":2,"num_warps":8,"target_ctas":512})");
   EXPECT_EQ(std::get<KernelArm>(experiment.variants[1].config).params,
             R"({"block_h":16,"block_n":16,"num_stages":3,"num_warps":4,"target_ctas":512})");
-  EXPECT_EQ(std::get<KernelArm>(experiment.variants[2].config).variant, "h16_t16_w4_s2");
+  EXPECT_EQ(std::get<KernelArm>(experiment.variants[2].config).params,
+            R"({"block_h":16,"block_n":32,"num_stages":2,"num_warps":4,"smem_limit":101376,)"
+            R"("target_ctas":512})");
+  EXPECT_EQ(std::get<KernelArm>(experiment.variants[3].config).variant, "h16_t16_w4_s2");
   EXPECT_EQ(experiment.sweep.layout, Layout::kV4);
 }
 
