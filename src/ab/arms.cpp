@@ -53,15 +53,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 bench::ProblemSpec problem_spec(const PointWorkload& workload) {
-  return bench::ProblemSpec{.layout = workload.layout,
-                            .batch = static_cast<int>(workload.context_lengths.size()),
-                            .num_heads = workload.num_heads,
-                            .seq_lens = workload.context_lengths,
-                            .page_size = workload.page_size,
-                            .with_sinks = false,
-                            // Pages scattered as in a real paged cache, as `mlalab bench` does.
-                            .permute_pages = true,
-                            .seed = workload.seed};
+  return bench::lab_problem_spec(workload.layout, workload.num_heads, workload.page_size,
+                                 workload.context_lengths, workload.seed);
 }
 
 // batch / time: sequences per second; nullopt for a time that is not positive.

@@ -26,6 +26,7 @@ std::vector<int> validation_batch_indices(int batch) {
   }
   return indices;
 }
+
 namespace {
 
 constexpr double kLseErrorFloor = 1.0;

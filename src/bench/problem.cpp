@@ -8,6 +8,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace mlalab::bench {
 namespace {
@@ -213,6 +214,18 @@ HostProblem make_problem(const ProblemSpec& spec) {
   problem.lse.resize(batch * heads);
   problem.poison_outputs();
   return problem;
+}
+
+ProblemSpec lab_problem_spec(Layout layout, int num_heads, int page_size,
+                             std::vector<int> seq_lens, std::uint64_t seed) {
+  return ProblemSpec{.layout = layout,
+                     .batch = static_cast<int>(seq_lens.size()),
+                     .num_heads = num_heads,
+                     .seq_lens = std::move(seq_lens),
+                     .page_size = page_size,
+                     .with_sinks = false,
+                     .permute_pages = true,
+                     .seed = seed};
 }
 
 std::vector<int> uniform_lengths(int batch, int len) {

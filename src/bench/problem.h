@@ -36,7 +36,14 @@ struct ProblemSpec {
   bool permute_pages = true;  // scatter each sequence's pages randomly over the cache
   std::uint64_t seed = 1;
   float softmax_scale = kDeepSeekSoftmaxScale;
+  bool operator==(const ProblemSpec&) const = default;
 };
+
+// The problem of an A/B-lab sweep point, which its kernel arms (ab/arms.cpp) and, through the
+// PyTorch extension, its Python arms (python/mlalab/worker.py) get: pages scattered as in a
+// real paged cache (as `mlalab bench` does), no sinks.
+ProblemSpec lab_problem_spec(Layout layout, int num_heads, int page_size,
+                             std::vector<int> seq_lens, std::uint64_t seed);
 
 struct HostProblem {
   ProblemSpec spec{};

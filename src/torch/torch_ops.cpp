@@ -375,7 +375,7 @@ std::string configs(const std::string& layout, std::optional<std::int64_t> smem_
 }
 
 // ---- The A/B lab's problems, for Python arms (python/mlalab/worker.py) -------------------
-// The problem a sweep point's kernel arms get (ab/arms.cpp: the same spec, so the same data,
+// The problem a sweep point's kernel arms get (bench::lab_problem_spec, so the same data,
 // booby-traps included: NaN cache rows past each sequence's end, page-table entries past its
 // last page outside the cache), and the same check of an arm's outputs.
 
@@ -392,14 +392,9 @@ bench::ProblemSpec lab_spec(const std::string& layout, std::int64_t heads, std::
                       ": allowed [0, 2^20]");
     seq_lens.push_back(static_cast<int>(length));
   }
-  return bench::ProblemSpec{.layout = parse_layout_arg(layout),
-                            .batch = static_cast<int>(seq_lens.size()),
-                            .num_heads = static_cast<int>(heads),
-                            .seq_lens = std::move(seq_lens),
-                            .page_size = static_cast<int>(page_size),
-                            .with_sinks = false,
-                            .permute_pages = true,
-                            .seed = static_cast<std::uint64_t>(seed)};
+  return bench::lab_problem_spec(parse_layout_arg(layout), static_cast<int>(heads),
+                                 static_cast<int>(page_size), std::move(seq_lens),
+                                 static_cast<std::uint64_t>(seed));
 }
 
 at::Tensor bf16_tensor(const std::vector<bf16>& values, std::vector<std::int64_t> shape) {
@@ -439,9 +434,7 @@ std::string lab_check(const std::string& layout, std::int64_t heads, std::int64_
   static std::mutex mutex;
   const std::lock_guard lock(mutex);
   const bench::ProblemSpec spec = lab_spec(layout, heads, page_size, lengths, seed);
-  if (!last || last->spec.layout != spec.layout || last->spec.num_heads != spec.num_heads ||
-      last->spec.page_size != spec.page_size || last->spec.seq_lens != spec.seq_lens ||
-      last->spec.seed != spec.seed) {
+  if (!last || last->spec != spec) {
     last.reset();
     bench::HostProblem problem = bench::make_problem(spec);
     std::vector<int> indices = bench::validation_batch_indices(spec.batch);
