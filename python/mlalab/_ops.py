@@ -10,6 +10,7 @@ from typing import Iterable, Optional, Sequence, Tuple
 import torch
 
 D_V = 512  # the value head width of both layouts
+D_QK = {"v3": 576, "v4": 512}  # the cache row (and q) width of each layout
 
 
 def _library_path() -> pathlib.Path:

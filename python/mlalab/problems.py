@@ -10,8 +10,7 @@ from typing import Optional, Sequence
 
 import torch
 
-D_QK = {"v3": 576, "v4": 512}
-D_V = 512
+from mlalab._ops import D_QK, D_V
 
 
 @dataclasses.dataclass

@@ -32,8 +32,8 @@ import torch
 import triton
 import triton.language as tl
 
-D_V = 512  # both layouts: V is the row's first 512 columns
-D_QK = {"v3": 576, "v4": 512}
+from mlalab._ops import D_QK, D_V
+
 LN2 = math.log(2.0)
 LOG2E = 1.0 / LN2
 MERGE_CHUNK = 16  # splits the merge reads at a time
