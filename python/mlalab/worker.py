@@ -10,7 +10,10 @@ layout, heads, page size, lengths and seed), and for each arm calls
 
 with `problem` an mlalab.problems.Problem (q, kv_cache, block_table, seq_lens,
 softmax_scale, sinks) with the output buffers `out` and `lse`, its `layout` and `max_context`;
-the launcher runs the kernel once on the current stream. The problem is the one the lab's
+the launcher runs the kernel once on the current stream. The function is called again for each
+copy of the inputs made for timing (below); the launchers run one after another, never at
+once, so they may share a workspace, as an engine's layers do (a workspace per copy sends each
+call's partial results to HBM: 2-4 % slower on the H200). The problem is the one the lab's
 kernel arms get at the point (torch.ops.mlalab.lab_problem: the same spec and seed, so the
 same data, NaN cache rows past each sequence's end and page-table entries past its last page
 included), and the arm is checked as they are (torch.ops.mlalab.lab_check: poisoned outputs,
@@ -46,7 +49,10 @@ import mlalab  # noqa: F401  (loads torch.ops.mlalab)
 from mlalab.problems import D_V, Problem
 
 PROTOCOL = 1
+# As the lab's kernel arms (bench/device_problem.h): copies of the inputs spanning 4× L2, and
+# at least 2, so that no call finds its KV cache in L2 from the call before.
 L2_COPIES_FACTOR = 4
+MIN_COPIES = 2
 
 
 @dataclasses.dataclass
@@ -107,21 +113,24 @@ class PreparedArm:
         self.launches = launches
         self.device = device
         self.copies = len(launchers)
+        # The graph replays what the launchers captured: their buffers (a workspace, a
+        # dispatcher's) must live as long as it. Freed, the next arm's capture (torch empties
+        # its cache first) would return them to the driver, and a replay would fault.
+        self.launchers = launchers
         if device.type == "cuda":
             self.graph = torch.cuda.CUDAGraph()
-            stream = torch.cuda.Stream()
-            stream.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(stream):
+            # Replayed on a stream of its own, as the kernel arms are (not the legacy default
+            # stream, which synchronizes with every other).
+            self.stream = torch.cuda.Stream()
+            self.stream.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(self.stream):
                 for launcher in launchers:  # once outside capture: Triton compiles here
                     launcher()
-            torch.cuda.current_stream().wait_stream(stream)
             torch.cuda.synchronize()
             with torch.cuda.graph(self.graph):
                 for launcher in launchers:
                     launcher()
             torch.cuda.synchronize()
-        else:
-            self.launcher = launchers[0]
 
     def warm_up(self) -> None:
         for _ in range(3):
@@ -136,12 +145,13 @@ class PreparedArm:
     def _call_us(self) -> float:
         if self.device.type != "cuda":
             start = time.perf_counter()
-            self.launcher()
+            self.launchers[0]()
             return (time.perf_counter() - start) * 1e6
         begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        begin.record()
-        self.graph.replay()
-        end.record()
+        with torch.cuda.stream(self.stream):
+            begin.record()
+            self.graph.replay()
+            end.record()
         end.synchronize()
         return begin.elapsed_time(end) * 1e3 / self.copies
 
@@ -204,7 +214,8 @@ class Worker:
         if self.device.type == "cuda" and len(self.copies) == 1:
             kv_bytes = first.kv_cache.numel() * first.kv_cache.element_size()
             l2 = torch.cuda.get_device_properties(self.device).L2_cache_size
-            for _ in range(1, max(1, math.ceil(L2_COPIES_FACTOR * l2 / max(1, kv_bytes)))):
+            wanted = math.ceil(L2_COPIES_FACTOR * l2 / max(1, kv_bytes))
+            for _ in range(1, max(MIN_COPIES, wanted)):
                 self.copies.append(dataclasses.replace(
                     first, q=first.q.clone(), kv_cache=first.kv_cache.clone(),
                     out=torch.empty_like(first.out), lse=torch.empty_like(first.lse)))

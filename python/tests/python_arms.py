@@ -2,14 +2,26 @@
 import mlalab
 
 
+_dispatchers = {}
+
+
+def _dispatcher(problem):
+    """One Dispatcher per point, shared by the launchers of the worker's copies of its inputs
+    (so one workspace, as in an engine's layers and in the lab's kernel arms)."""
+    batch, heads, _ = problem.q.shape
+    key = (problem.layout, heads, problem.page_size, batch, problem.max_context)
+    if key not in _dispatchers:
+        _dispatchers.clear()
+        dispatcher = mlalab.Dispatcher(problem.layout, heads=heads, page_size=problem.page_size)
+        dispatcher.prepare([(batch, problem.max_context)])
+        _dispatchers[key] = dispatcher
+    return _dispatchers[key]
+
+
 def mlalab_op(problem, params, softmax_scale=None):
     """mlalab.mla_decode on the problem; on CUDA through a Dispatcher prepared for the point
     before the worker captures the launch in a graph (the op allocates nothing then)."""
-    dispatcher = None
-    if problem.q.is_cuda:
-        batch, heads, _ = problem.q.shape
-        dispatcher = mlalab.Dispatcher(problem.layout, heads=heads, page_size=problem.page_size)
-        dispatcher.prepare([(batch, problem.max_context)])
+    dispatcher = _dispatcher(problem) if problem.q.is_cuda else None
     scale = problem.softmax_scale if softmax_scale is None else softmax_scale
     return lambda: mlalab.mla_decode(
         problem.q, problem.kv_cache, problem.block_table, problem.seq_lens, scale,

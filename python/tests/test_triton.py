@@ -77,14 +77,45 @@ assert_matches(out, lse, problem)
 """
 
 
+# A loop whose bounds are tensors, as the kernel's split loop. Triton's interpreter holds scalars
+# as one-element arrays, which NumPy 2.4 no longer converts to an index: Triton 3.6 then fails
+# every such loop (3.9 does not); the kernel cannot be interpreted there at all.
+_INTERPRETER_PROBE = r"""
+import torch, triton, triton.language as tl
+@triton.jit
+def count(bounds, out):
+    total = 0
+    for _ in tl.range(tl.load(bounds), tl.load(bounds + 1)):
+        total += 1
+    tl.store(out, total)
+out = torch.zeros(1, dtype=torch.int32)
+count[(1,)](torch.tensor([2, 5], dtype=torch.int32), out)
+assert out.item() == 3, out
+"""
+
+
+def _interpret(script: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", script, *args],
+                          env={**os.environ, "TRITON_INTERPRET": "1"}, capture_output=True,
+                          text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def interpreter():
+    probe = _interpret(_INTERPRETER_PROBE)
+    if probe.returncode != 0:
+        import numpy
+        pytest.skip(f"Triton {triton.__version__}'s interpreter cannot run a loop with tensor "
+                    f"bounds under NumPy {numpy.__version__} (probe: "
+                    f"{probe.stderr.strip().splitlines()[-1]}); the CUDA tests check the kernel "
+                    "compiled")
+
+
 @pytest.mark.parametrize("layout,lengths,heads,page_size,sinks,config", CASES)
-def test_matches_the_reference_in_the_interpreter(layout, lengths, heads, page_size, sinks,
-                                                  config):
+def test_matches_the_reference_in_the_interpreter(interpreter, layout, lengths, heads,
+                                                  page_size, sinks, config):
     case = json.dumps([layout, lengths, heads, page_size, sinks, config.__dict__])
-    result = subprocess.run(
-        [sys.executable, "-c", _INTERPRETED_CASE, case],
-        env={**os.environ, "TRITON_INTERPRET": "1"}, capture_output=True, text=True,
-        timeout=600)
+    result = _interpret(_INTERPRETED_CASE, case)
     assert result.returncode == 0, result.stderr[-3000:]
 
 
