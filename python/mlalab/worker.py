@@ -23,7 +23,11 @@ the fp64 reference on up to 8 sequences; an arm that fails or raises is INVALID)
         is the median over launches_per_sample replays of replay time / copies;
   cpu   a sample is the median of launches_per_sample calls, timed with perf_counter.
 The sample's value is batch / time (sequences per second), as for kernel arms. The code hash
-of an arm covers its module's source, its params and the torch and Triton versions.
+of an arm covers its module's source, its params and the torch and Triton versions; it is
+known before anything compiles, so `mlalab verify` can check it. Once an arm has run, its
+binary hash covers the Triton kernels it compiled: the binaries (cubins) that the JIT functions
+of its module compiled during its preparations, over every point so far ("" when there are
+none, e.g. a kernel of another module, or the CPU's interpreter).
 
 `mlalab ab` starts this worker (with $MLALAB_PYTHON, else python3 on PATH) for the arms of an
 experiment file that name `python = "module:function"` (docs/experiments.md).
@@ -105,6 +109,30 @@ def code_hash(target: str, params: dict) -> str:
     return digest.hexdigest()
 
 
+def _compiled_kernels(module) -> dict:
+    """{(function name, device, cache key): binary} of every kernel the Triton JIT functions
+    defined in `module` have compiled in this process. (Triton 3.x keeps them in
+    JITFunction.device_caches[device][0]; a version that does not gives nothing.)"""
+    try:
+        from triton.runtime.jit import JITFunction
+    except ImportError:
+        return {}
+    found = {}
+    for name, value in vars(module).items():
+        function = value
+        while function is not None and not isinstance(function, JITFunction):
+            function = getattr(function, "fn", None)  # autotuner and heuristics wrappers
+        if function is None:
+            continue
+        for device, cache in getattr(function, "device_caches", {}).items():
+            kernels = cache[0] if isinstance(cache, tuple) and cache else {}
+            for key, kernel in (kernels.items() if isinstance(kernels, dict) else ()):
+                binary = getattr(kernel, "kernel", None)
+                if isinstance(binary, (bytes, bytearray)):
+                    found[(name, str(device), str(key))] = bytes(binary)
+    return found
+
+
 class PreparedArm:
     """One arm at one point: its launcher(s), and how a sample is taken."""
 
@@ -166,6 +194,8 @@ class Worker:
         self.workload: Optional[Workload] = None
         self.copies: list = []  # the point's problem, then copies of it for timing
         self.arms: list = []
+        # The digests of the binaries each arm (its target and params) compiled, over the run.
+        self.binaries: dict = {}
 
     def answer(self, request: dict) -> dict:
         op = request.get("op")
@@ -222,12 +252,15 @@ class Worker:
         return self.copies
 
     def prepare(self, arm: dict) -> dict:
+        identity = json.dumps(arm, sort_keys=True)
         reply = {"ok": True, "splits": 0, "workers": 0, "resolved_config": ""}
         params = arm.get("params", {})
         w = self.workload
         checked = self.copies[0]
         try:
             function = resolve(arm["python"])
+            module = sys.modules[function.__module__]
+            compiled_before = set(_compiled_kernels(module))
             # Every byte 0xFF, as the lab poisons: the check tells unwritten from computed NaN.
             checked.out.view(torch.int16).fill_(-1)
             checked.lse.view(torch.int32).fill_(-1)
@@ -253,7 +286,17 @@ class Worker:
                     "invalid_reason": f"cannot be timed in a CUDA graph: "
                                       f"{type(error).__name__}: {error}".strip()}
         self.arms.append(prepared)
-        return {**reply, "arm": len(self.arms) - 1}
+        return {**reply, "arm": len(self.arms) - 1,
+                "binary_hash": self.binary_hash(identity, module, compiled_before)}
+
+    def binary_hash(self, identity: str, module, compiled_before: set) -> str:
+        """Adds the binaries the arm's module compiled during this preparation to the arm's,
+        and hashes all of them ("" when it has none)."""
+        digests = self.binaries.setdefault(identity, set())
+        for key, binary in _compiled_kernels(module).items():
+            if key not in compiled_before:
+                digests.add(hashlib.sha256(binary).hexdigest())
+        return hashlib.sha256("".join(sorted(digests)).encode()).hexdigest() if digests else ""
 
 
 def serve(worker: Worker, requests, replies) -> None:

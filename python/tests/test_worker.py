@@ -87,6 +87,53 @@ def test_code_hash_follows_the_source_and_the_params(cpu_worker):
     assert hashed({"factor": 1.1}) != hashed({"factor": 1.2})
 
 
+def test_binary_hash_covers_the_triton_kernels_each_arm_compiled():
+    triton = pytest.importorskip("triton")
+    import hashlib
+    import types
+
+    from mlalab import worker as worker_module
+
+    # A module with a Triton JIT function whose cache we fill by hand, as a compile would
+    # (Triton keeps a device's compiled kernels in JITFunction.device_caches[device][0]).
+    module = types.ModuleType("compiled_arms")
+
+    @triton.jit
+    def kernel(x):
+        pass
+
+    module.kernel = kernel
+
+    class Compiled:
+        def __init__(self, binary: bytes):
+            self.kernel = binary
+
+    cache = {}
+    kernel.device_caches[0] = (cache, {}, None, None, None)
+
+    def digest(*binaries):
+        return hashlib.sha256("".join(sorted(hashlib.sha256(b).hexdigest()
+                                             for b in binaries)).encode()).hexdigest()
+
+    worker = worker_module.Worker("cpu")
+    compiled = lambda: set(worker_module._compiled_kernels(module))  # noqa: E731
+    assert compiled() == set()
+    before = compiled()
+    cache["production"] = Compiled(b"cubin 1")
+    assert worker.binary_hash("arm A", module, before) == digest(b"cubin 1")
+    # A' (the same arm) compiles nothing new and keeps A's binaries; an arm that compiled
+    # nothing has none.
+    assert worker.binary_hash("arm A", module, compiled()) == digest(b"cubin 1")
+    assert worker.binary_hash("arm B", module, compiled()) == ""
+    # Another point's specialisation adds to the arm's binaries; B's own are B's alone.
+    before = compiled()
+    cache["production, new strides"] = Compiled(b"cubin 2")
+    assert worker.binary_hash("arm A", module, before) == digest(b"cubin 1", b"cubin 2")
+    before = compiled()
+    cache["8 warps"] = Compiled(b"cubin 3")
+    assert worker.binary_hash("arm B", module, before) == digest(b"cubin 3")
+
+
 def test_refuses_cuda_without_a_device():
     if torch.cuda.is_available():
         pytest.skip("this machine has a CUDA device")
@@ -111,6 +158,8 @@ def test_times_the_triton_kernel_and_mlalab_on_cuda():
         for index, arm in enumerate(arms):
             prepared = worker.ask(op="prepare", arm=arm)
             assert prepared["arm"] == index, prepared
+            # The Triton arm compiled its two kernels; mlalab's op is no Triton code.
+            assert len(prepared["binary_hash"]) == (64 if "triton" in arm["python"] else 0)
         for index in range(len(arms)):
             warmed = worker.ask(op="warm_up", arm=index)
             assert warmed["ok"], warmed

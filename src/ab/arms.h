@@ -81,6 +81,9 @@ struct Preparation {
   // A tuned arm's config here, and where it came from: "h16_t16_w4_s2 fixed:6 (table: entry
   // batch 64, context 4096)"; empty for other arms.
   std::string resolved_config{};
+  // A Python arm's binary hash: the SHA-256 over the Triton kernels it has compiled so far in
+  // its worker (python/mlalab/worker.py); empty for other arms and where none are known.
+  std::string binary_hash{};
 };
 
 // The kernel arms' shared workload at one sweep point. It must outlive the arms it prepares.

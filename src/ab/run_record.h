@@ -21,7 +21,11 @@ struct ArmRecord {
   Arm arm;                 // its declared config
   std::string config_text; // one line, e.g. "h16_t16_w4_s2 target_ctas:512"
   std::string code_hash;   // SHA-256 of what the arm runs: a CUDA variant's SASS, the CPU
-                           // backend's machine code, or the command line
+                           // backend's machine code, a Python arm's source, params and
+                           // versions, or the command line
+  // A Python arm's Triton binaries as compiled in the run (Preparation::binary_hash, the
+  // last one); empty otherwise.
+  std::string binary_hash{};
   bool valid = true;       // false: failed the reference check at some sweep point, or gave
                            // no valid sample there; not timed from then on (samples of
                            // earlier points stay, unanalysed)

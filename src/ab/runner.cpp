@@ -500,6 +500,9 @@ std::optional<PointEnd> Run::prepare_arms(std::size_t index, const std::string& 
       }
       continue;
     }
+    if (!preparation.binary_hash.empty()) {
+      arm.binary_hash = std::move(preparation.binary_hash);
+    }
     if (arm.role == ArmRole::kBaseline) {
       point.splits = preparation.splits;
       point.workers = preparation.workers;

@@ -294,7 +294,8 @@ class WorkerPoint final : public KernelPoint {
     const Json body = *process_->call({{"op", "prepare"}, {"arm", arm_json(arm)}}).body;
     Preparation preparation{.splits = body.at("splits").get<int>(),
                             .workers = body.at("workers").get<int>(),
-                            .resolved_config = body.at("resolved_config").get<std::string>()};
+                            .resolved_config = body.at("resolved_config").get<std::string>(),
+                            .binary_hash = body.value("binary_hash", std::string{})};
     if (body.at("arm").is_null()) {
       preparation.invalid_reason = body.at("invalid_reason").get<std::string>();
     } else {

@@ -18,7 +18,8 @@
 // W: {"layout","heads","page_size","context_lengths","seed","launches_per_sample"};
 // A: {"variant","split","table","cpu_threads"} (KernelArm without its build). The end of the
 // input ends the worker. python/mlalab/worker.py answers the same requests for Python arms
-// (A: {"python": "module:function", "params": {...}}).
+// (A: {"python": "module:function", "params": {...}}), its prepare replies with a
+// "binary_hash" too (Preparation::binary_hash; optional in the protocol).
 #include <atomic>
 #include <iosfwd>
 #include <memory>

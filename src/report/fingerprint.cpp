@@ -196,6 +196,7 @@ Fingerprint fingerprint_of(const ab::RunRecord& record) {
                                 .config_text = arm.config_text,
                                 .config = config_fields(arm.arm, record.experiment.backend),
                                 .code_hash = arm.code_hash,
+                                .binary_hash = arm.binary_hash,
                                 .valid = arm.valid});
   }
   return fingerprint;
@@ -211,6 +212,7 @@ Json fingerprint_json(const Fingerprint& fingerprint) {
                     {"config_text", arm.config_text},
                     {"config", config},
                     {"code_hash", text_or_null(arm.code_hash)},
+                    {"binary_hash", text_or_null(arm.binary_hash)},
                     {"valid", arm.valid}});
   }
   return {{"schema", kFingerprintSchema},
@@ -270,6 +272,9 @@ Fingerprint fingerprint_from_json(const nlohmann::json& json) {
                        .config_text = field<std::string>(arms[i], "config_text", where),
                        .config = config_from_json(arms[i], where),
                        .code_hash = field_or<std::string>(arms[i], "code_hash", where, {}),
+                       .binary_hash = arms[i].contains("binary_hash")
+                                          ? field_or<std::string>(arms[i], "binary_hash", where, {})
+                                          : std::string{},
                        .valid = field<bool>(arms[i], "valid", where)};
     try {
       arm.role = parse_arm_role(field<std::string>(arms[i], "role", where));
@@ -347,6 +352,7 @@ Comparison compare_fingerprints(const Fingerprint& recorded, const Fingerprint& 
   int configs_compared = 0;
   int hashes_compared = 0;
   int hashes_unknown = 0;
+  int binaries_unknown = 0;
   for (const FingerprintArm& was : recorded.arms) {
     if (!compared(was)) continue;
     const std::string prefix = fmt::format("arm {}: ", was.name);
@@ -376,6 +382,15 @@ Comparison compare_fingerprints(const Fingerprint& recorded, const Fingerprint& 
         differences.push_back({prefix + "code hash", was.code_hash, now->code_hash, true});
       }
     }
+    // Compiled binaries are known only once a run has compiled them: compared when both sides
+    // have them; the code hash (source, params, compiler versions) is what must match.
+    if (!was.binary_hash.empty() && !now->binary_hash.empty()) {
+      if (was.binary_hash != now->binary_hash) {
+        differences.push_back({prefix + "binary hash", was.binary_hash, now->binary_hash, false});
+      }
+    } else if (!was.binary_hash.empty()) {
+      ++binaries_unknown;
+    }
   }
   for (const FingerprintArm& now : current.arms) {
     if (compared(now) && !find(recorded.arms, now.name)) {
@@ -392,6 +407,11 @@ Comparison compare_fingerprints(const Fingerprint& recorded, const Fingerprint& 
   }
   if (configs_compared > 0) {
     comparison.compared.push_back("the configs of " + plural(configs_compared, "arm"));
+  }
+  if (binaries_unknown > 0) {
+    comparison.not_compared.push_back(fmt::format(
+        "the compiled Triton binaries of {} (a run compiles them; their hashes stay recorded)",
+        plural(binaries_unknown, "arm")));
   }
 
   text("commit", recorded.commit, current.commit, false);

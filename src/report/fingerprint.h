@@ -49,6 +49,9 @@ struct FingerprintArm {
   // fingerprint when the config is not known (verify without the experiment file).
   ConfigFields config;
   std::string code_hash;  // empty: none recorded, or not known now
+  // A Python arm's Triton binaries as the run compiled them (ab::ArmRecord::binary_hash):
+  // recorded for people and for comparing two runs; verify cannot know it without a run.
+  std::string binary_hash{};
   bool valid = true;
 };
 

@@ -86,6 +86,12 @@ std::string short_hash(const std::string& hash) {
   return fmt::format("`{}`", hash.substr(0, kShortHashLength));
 }
 
+// The code hash, and a Python arm's compiled binaries where the run knows them.
+std::string hashes_text(const ab::ArmRecord& arm) {
+  if (arm.binary_hash.empty()) return short_hash(arm.code_hash);
+  return fmt::format("{}, binaries {}", short_hash(arm.code_hash), short_hash(arm.binary_hash));
+}
+
 std::string p_text(double p) {
   return std::isfinite(p) ? fmt::format("{:.{}g}", p, kPValueDigits) : "n/a";
 }
@@ -613,7 +619,7 @@ void what_was_tested(std::ostream& out, const ab::RunRecord& record) {
                      experiment.variants.size() == 1 ? "" : "s", metric_text(record));
   std::vector<std::vector<std::string>> rows;
   for (const ab::ArmRecord& arm : record.arms) {
-    rows.push_back({arm.name, role_text(arm.role), arm.config_text, short_hash(arm.code_hash),
+    rows.push_back({arm.name, role_text(arm.role), arm.config_text, hashes_text(arm),
                     arm.role == ab::ArmRole::kVariant ? prediction_text(arm.arm) : "",
                     arm.valid ? "valid" : "INVALID: " + or_unknown(arm.invalid_reason)});
   }
@@ -622,7 +628,13 @@ void what_was_tested(std::ostream& out, const ab::RunRecord& record) {
               std::move(rows));
   out << "Code hashes are shortened; results.json and fingerprint.json hold them whole. An "
          "INVALID arm failed the reference check at some point, or gave no valid sample there, "
-         "and was not timed from then on.\n\n";
+         "and was not timed from then on.";
+  if (std::any_of(record.arms.begin(), record.arms.end(),
+                  [](const ab::ArmRecord& arm) { return !arm.binary_hash.empty(); })) {
+    out << " A Python arm's code hash covers its module's source, its params and the torch and "
+           "Triton versions; \"binaries\" hashes the Triton kernels it compiled in this run.";
+  }
+  out << "\n\n";
 }
 
 void why(std::ostream& out, const ab::RunRecord& record) {
@@ -818,7 +830,7 @@ void per_variant(std::ostream& out, const ab::RunRecord& record) {
                                            : "no analysis";
     out << fmt::format("### {}: {}\n\n", arm.name, verdict);
     out << fmt::format("Config `{}`, code hash {}; predicted change: {}.\n\n", arm.config_text,
-                       short_hash(arm.code_hash), prediction_text(arm.arm));
+                       hashes_text(arm), prediction_text(arm.arm));
     if (!arm.valid) {
       out << invalid_text(record, arm) << ".\n\n";
       continue;

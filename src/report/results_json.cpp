@@ -559,6 +559,7 @@ Json results_json(const ab::RunRecord& record) {
                     {"role", name_of(arm.role)},
                     {"config_text", arm.config_text},
                     {"code_hash", text_or_null(arm.code_hash)},
+                    {"binary_hash", text_or_null(arm.binary_hash)},
                     {"valid", arm.valid},
                     {"invalid_reason", text_or_null(arm.invalid_reason)},
                     {"config", arm_json(arm.arm, backend)}});
@@ -648,6 +649,7 @@ ab::RunRecord record_from_json(const nlohmann::json& json) {
                            .arm = arm_from_json(arm.field("config")),
                            .config_text = arm.get<std::string>("config_text"),
                            .code_hash = arm.get_or<std::string>("code_hash", {}),
+                           .binary_hash = arm.get_if_present<std::string>("binary_hash", {}),
                            .valid = arm.get<bool>("valid"),
                            .invalid_reason = arm.get_or<std::string>("invalid_reason", {})});
   }

@@ -100,6 +100,29 @@ TEST(CompareFingerprints, FlagsAChangedCodeHash) {
   EXPECT_EQ(differences[0].current, std::string(64, 'f'));
 }
 
+TEST(CompareFingerprints, ComparesBinaryHashesOnlyWhereBothRunsHaveThem) {
+  Fingerprint recorded_run = recorded();
+  arm_named(recorded_run, "8 warps")->binary_hash = std::string(64, 'b');
+  // verify's side: no run, no binaries: said, not a difference.
+  const Comparison here = compare_fingerprints(recorded_run, recorded());
+  EXPECT_TRUE(here.differences.empty()) << ::testing::PrintToString(lines(here.differences));
+  EXPECT_NE(::testing::PrintToString(here.not_compared)
+                .find("the compiled Triton binaries of 1 arm (a run compiles them"),
+            std::string::npos)
+      << ::testing::PrintToString(here.not_compared);
+  // Two runs: a different binary is a difference to note, not a refusal (the code hash, which
+  // covers the source and the compiler versions, decides).
+  Fingerprint other_run = recorded_run;
+  arm_named(other_run, "8 warps")->binary_hash = std::string(64, 'c');
+  const auto differences = compare_fingerprints(recorded_run, other_run).differences;
+  ASSERT_EQ(differences.size(), 1u) << ::testing::PrintToString(lines(differences));
+  EXPECT_EQ(differences[0].what, "arm 8 warps: binary hash");
+  EXPECT_FALSE(differences[0].blocking);
+  // And it survives the file.
+  EXPECT_EQ(fingerprint_from_json(fingerprint_json(recorded_run)).arms[2].binary_hash,
+            std::string(64, 'b'));
+}
+
 TEST(CompareFingerprints, FlagsAChangedConfig) {
   Fingerprint current = recorded();
   arm_named(current, "3 stages")->config["split"] = "fixed:4";

@@ -292,6 +292,23 @@ TEST(ResultsJson, RoundTripsABalancedBaselinesWorkers) {
   EXPECT_EQ(record_from_json(older).points[0].workers, 0);
 }
 
+TEST(ResultsJson, RoundTripsAPythonArmsBinaryHash) {
+  ab::RunRecord record = analysed();
+  record.arms[2].binary_hash = std::string(64, 'b');
+  const auto json = nlohmann::json::parse(written(record));
+  EXPECT_EQ(json["arms"][2]["binary_hash"], std::string(64, 'b'));
+  EXPECT_TRUE(json["arms"][3]["binary_hash"].is_null());  // none known
+  EXPECT_EQ(record_from_json(json).arms[2].binary_hash, std::string(64, 'b'));
+  // The report shows it beside the code hash.
+  std::ostringstream report;
+  MarkdownReport().write(record, report);
+  EXPECT_NE(report.str().find("binaries `bbbbbbbbbbbb`"), std::string::npos);
+  // A file written before the field existed has none.
+  auto older = json;
+  for (auto& arm : older["arms"]) arm.erase("binary_hash");
+  EXPECT_EQ(record_from_json(older).arms[2].binary_hash, "");
+}
+
 TEST(ResultsJson, RoundTripsUnboundedIntervalsAndCommandArms) {
   ab::RunRecord record = analysed();
   record.analysis->noise[0].a_a.interval_pct = {};  // −∞ … +∞
