@@ -114,15 +114,18 @@ def _compiled_kernels(module) -> dict:
     defined in `module` have compiled in this process. (Triton 3.x keeps them in
     JITFunction.device_caches[device][0]; a version that does not gives nothing.)"""
     try:
-        from triton.runtime.jit import JITFunction
+        from triton.runtime.jit import JITFunction, KernelInterface
     except ImportError:
         return {}
     found = {}
     for name, value in vars(module).items():
         function = value
-        while function is not None and not isinstance(function, JITFunction):
-            function = getattr(function, "fn", None)  # autotuner and heuristics wrappers
-        if function is None:
+        # Autotuner and heuristics wrappers hold the JIT function as .fn, a few levels deep.
+        for _ in range(4):
+            if not isinstance(function, KernelInterface) or isinstance(function, JITFunction):
+                break
+            function = getattr(function, "fn", None)
+        if not isinstance(function, JITFunction):
             continue
         for device, cache in getattr(function, "device_caches", {}).items():
             kernels = cache[0] if isinstance(cache, tuple) and cache else {}

@@ -103,6 +103,8 @@ def test_binary_hash_covers_the_triton_kernels_each_arm_compiled():
         pass
 
     module.kernel = kernel
+    module.tuned = triton.heuristics({"unused": lambda args: 1})(kernel)  # the same kernel
+    module.other = object()
 
     class Compiled:
         def __init__(self, binary: bytes):
