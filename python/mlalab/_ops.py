@@ -59,8 +59,8 @@ class Dispatcher:
             self._handle, [int(b) for b, _ in keys], [int(c) for _, c in keys])
 
     def resolution(self, batch: int, max_context: int) -> Optional[str]:
-        """What a prepared key launches ("wgmma_h64_t64_w8_s2 split fixed:2 (default: ...)"),
-        or None when the key is not prepared."""
+        """What a prepared key launches ("wgmma_h64_t64_w8_s2 split heuristic: 2 splits,
+        256 CTAs (default: ...)"), or None when the key is not prepared."""
         text = torch.ops.mlalab.dispatcher_resolution(self._handle, batch, max_context)
         return text or None
 

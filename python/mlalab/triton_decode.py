@@ -238,10 +238,18 @@ def arm(problem, params: dict):
     batch, heads, _ = problem.q.shape
     workspace = _shared_workspace(workspace_floats(config, batch, heads, problem.max_context),
                                   problem.q.device)
-    return lambda: mla_decode_triton(
-        problem.q, problem.kv_cache, problem.block_table, problem.seq_lens,
-        problem.softmax_scale, problem.sinks, out=problem.out, lse=problem.lse, config=config,
-        max_context=problem.max_context, workspace=workspace)
+
+    def launcher():
+        mla_decode_triton(problem.q, problem.kv_cache, problem.block_table, problem.seq_lens,
+                          problem.softmax_scale, problem.sinks, out=problem.out,
+                          lse=problem.lse, config=config, max_context=problem.max_context,
+                          workspace=workspace)
+
+    splits = num_splits(config, batch, heads, problem.max_context)
+    programs = batch * triton.cdiv(heads, config.block_h) * splits
+    launcher.resolved_config = (f"{config.name}: {splits} split{'s' if splits > 1 else ''}, "
+                                f"{programs} programs")
+    return launcher
 
 
 _workspace: Optional[torch.Tensor] = None

@@ -10,7 +10,9 @@ layout, heads, page size, lengths and seed), and for each arm calls
 
 with `problem` an mlalab.problems.Problem (q, kv_cache, block_table, seq_lens,
 softmax_scale, sinks) with the output buffers `out` and `lse`, its `layout` and `max_context`;
-the launcher runs the kernel once on the current stream. The function is called again for each
+the launcher runs the kernel once on the current stream; it may carry `resolved_config`, a line
+saying what it launches at this point (the report lists it per point, as for tuned arms). The
+function is called again for each
 copy of the inputs made for timing (below); the launchers run one after another, never at
 once, so they may share a workspace, as an engine's layers do (a workspace per copy sends each
 call's partial results to HBM: 2-4 % slower on the H200). The problem is the one the lab's
@@ -289,6 +291,8 @@ class Worker:
                     "invalid_reason": f"cannot be timed in a CUDA graph: "
                                       f"{type(error).__name__}: {error}".strip()}
         self.arms.append(prepared)
+        # What the arm resolved to here, if its launcher says (as the lab reports tuned arms).
+        reply["resolved_config"] = str(getattr(launcher, "resolved_config", "") or "")
         return {**reply, "arm": len(self.arms) - 1,
                 "binary_hash": self.binary_hash(identity, module, compiled_before)}
 

@@ -23,10 +23,23 @@ def mlalab_op(problem, params, softmax_scale=None):
     before the worker captures the launch in a graph (the op allocates nothing then)."""
     dispatcher = _dispatcher(problem) if problem.q.is_cuda else None
     scale = problem.softmax_scale if softmax_scale is None else softmax_scale
-    return lambda: mlalab.mla_decode(
-        problem.q, problem.kv_cache, problem.block_table, problem.seq_lens, scale,
-        sinks=problem.sinks, out=problem.out, lse=problem.lse, dispatcher=dispatcher,
-        max_context=problem.max_context if dispatcher else None)
+
+    def launcher():
+        mlalab.mla_decode(problem.q, problem.kv_cache, problem.block_table, problem.seq_lens,
+                          scale, sinks=problem.sinks, out=problem.out, lse=problem.lse,
+                          dispatcher=dispatcher,
+                          max_context=problem.max_context if dispatcher else None)
+
+    if dispatcher is not None:  # what the lab's report lists for this arm at the point
+        launcher.resolved_config = dispatcher.resolution(problem.q.shape[0], problem.max_context)
+    return launcher
+
+
+def labelled(problem, params):
+    """The op, its launcher saying what it runs: params["label"] (the worker reports it)."""
+    launcher = mlalab_op(problem, params)
+    launcher.resolved_config = params["label"]
+    return launcher
 
 
 def wrong_scale(problem, params):

@@ -50,7 +50,10 @@ def test_answers_the_protocol_and_checks_arms_against_the_reference(cpu_worker):
     assert cpu_worker.ask(op="begin_point", workload=WORKLOAD) == {"ok": True}
 
     good = cpu_worker.ask(op="prepare", arm={"python": "python_arms:mlalab_op", "params": {}})
-    assert good["ok"] and good["arm"] == 0, good
+    assert good["ok"] and good["arm"] == 0 and good["resolved_config"] == "", good
+    labelled = cpu_worker.ask(op="prepare", arm={"python": "python_arms:labelled",
+                                                 "params": {"label": "the op, 1 split"}})
+    assert labelled["arm"] == 1 and labelled["resolved_config"] == "the op, 1 split", labelled
     wrong = cpu_worker.ask(op="prepare",
                            arm={"python": "python_arms:wrong_scale", "params": {"factor": 1.1}})
     assert wrong["ok"] and wrong["arm"] is None
@@ -65,7 +68,7 @@ def test_answers_the_protocol_and_checks_arms_against_the_reference(cpu_worker):
     sample = cpu_worker.ask(op="sample", arm=0)
     assert sample["ok"] and sample["failure"] == "" and sample["time_us"] > 0
     assert sample["value"] == pytest.approx(3 / (sample["time_us"] * 1e-6))
-    missing = cpu_worker.ask(op="sample", arm=1)
+    missing = cpu_worker.ask(op="sample", arm=2)
     assert not missing["ok"] and "no such prepared arm" in missing["error"]
     unknown = cpu_worker.ask(op="launch")
     assert not unknown["ok"] and "unknown op 'launch'" in unknown["error"]
@@ -212,6 +215,11 @@ name = "python op"
 python = "python_arms:mlalab_op"
 
 [[variant]]
+name = "labelled op"
+python = "python_arms:labelled"
+params = { label = "the op, one split" }
+
+[[variant]]
 name = "wrong scale"
 python = "python_arms:wrong_scale"
 params = { factor = 1.1 }
@@ -238,6 +246,10 @@ def test_the_lab_runs_python_arms_beside_a_kernel_arm(tmp_path):
     assert python_op["config_text"] == "python python_arms:mlalab_op {}"
     values = [s["value"] for s in results["samples"] if s["arm"] == index]
     assert len(values) == 4 and all(value > 0 for value in values)
+    # What a Python arm's launcher says it runs is listed per point, as for tuned arms.
+    labelled, _ = arms["labelled op"]
+    assert results["points"][0]["resolved_configs"][labelled] == "the op, one split"
+    assert "'labelled op' (Python) ran the op, one split" in (folder / "report.md").read_text()
     _, wrong = arms["wrong scale"]
     assert not wrong["valid"] and "but reference" in wrong["invalid_reason"]
     assert wrong["config"]["params"] == {"factor": 1.1}

@@ -79,7 +79,8 @@ struct Preparation {
   int splits = 0;                    // KV splits of the arm's plan (1 on the CPU)
   int workers = 0;                   // a balanced plan's workers per head block; 0 otherwise
   // A tuned arm's config here, and where it came from: "h16_t16_w4_s2 fixed:6 (table: entry
-  // batch 64, context 4096)"; empty for other arms.
+  // batch 64, context 4096)"; a Python arm's launcher's own line, if it has one; empty for
+  // other arms.
   std::string resolved_config{};
   // A Python arm's binary hash: the SHA-256 over the Triton kernels it has compiled so far in
   // its worker (python/mlalab/worker.py); empty for other arms and where none are known.

@@ -58,8 +58,9 @@ struct PointRecord {
   std::vector<int> context_lengths;  // the lengths of the batch's requests at this point
   int splits = 0;                    // kernel baseline's split count here (for the report)
   int workers = 0;                   // its workers when its split is balanced; 0 otherwise
-  // What each tuned arm ran here (Preparation::resolved_config), by arm index; empty when no
-  // arm is tuned, and an empty string for the other arms.
+  // What each tuned arm, or Python arm whose launcher says, ran here
+  // (Preparation::resolved_config), by arm index; empty when no arm has one, and an empty
+  // string for the other arms.
   std::vector<std::string> resolved_configs{};
   int rounds = 0;
   int throttled_samples = 0;

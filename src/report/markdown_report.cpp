@@ -763,8 +763,11 @@ void how(std::ostream& out, const ab::RunRecord& record) {
   for (const ab::PointRecord& point : record.points) {
     for (std::size_t a = 0; a < point.resolved_configs.size(); ++a) {
       if (point.resolved_configs[a].empty()) continue;
-      out << fmt::format("- {}: '{}' (tuned) ran {}\n", point_label(point.concurrency),
-                         record.arms[a].name, point.resolved_configs[a]);
+      const auto* kernel = std::get_if<ab::KernelArm>(&record.arms[a].arm.config);
+      const bool python = kernel != nullptr && !kernel->python.empty();
+      out << fmt::format("- {}: '{}' ({}) ran {}\n", point_label(point.concurrency),
+                         record.arms[a].name, python ? "Python" : "tuned",
+                         point.resolved_configs[a]);
     }
   }
   const bool any_tuned = std::any_of(record.points.begin(), record.points.end(),

@@ -291,8 +291,13 @@ std::string dispatcher_resolution(std::int64_t handle, std::int64_t batch,
   const std::lock_guard lock(entry.mutex);
   const dispatch::ResolvedLaunch* resolved = entry.dispatcher->find(key_of(batch, max_context));
   if (resolved == nullptr) return {};
+  const kernels::LaunchPlan& plan = resolved->plan;
+  const std::string grid = plan.balanced()
+                               ? std::to_string(plan.workers) + " workers"
+                               : std::to_string(plan.num_splits) +
+                                     (plan.num_splits == 1 ? " split" : " splits");
   return variant_name(resolved->config.shape) + " split " + resolved->config.split.to_string() +
-         " (" + resolved->source + ")";
+         ": " + grid + ", " + std::to_string(plan.ctas) + " CTAs (" + resolved->source + ")";
 }
 
 void dispatcher_free(std::int64_t handle) { Dispatchers::instance().remove(handle); }
