@@ -10,6 +10,7 @@
 # that order: the figures first, the slow sanitizer and the long A/B runs last). python installs
 # the Python package into the machine's Python (pip --no-build-isolation, MLALAB_VARIANTS /
 # MLALAB_CUDA_ARCHS as for pip) and runs python/tests; triton (after python) runs
+# experiments/python-path.toml (the Python path against the kernel path, one kernel) and
 # experiments/triton-occupancy.toml, whose Triton arms are Python arms of that Python; peers
 # (after python) runs bench/peers/peer_table.py, whose peers must be importable (FlashInfer:
 # carry its wheel).
@@ -94,9 +95,11 @@ for stage in "${stages[@]}"; do
         --junitxml='$(realpath -m "$out")/python.xml' ."
       ;;
     triton)
-      run ab_triton_occupancy env MLALAB_PYTHON=python3 "$mlalab" ab \
-        experiments/triton-occupancy.toml --out "$out/ab" \
-        ${MLALAB_AB_MINUTES:+--max-minutes "$MLALAB_AB_MINUTES"}
+      for experiment in experiments/python-path.toml experiments/triton-occupancy.toml; do
+        name=$(basename "$experiment" .toml)
+        run "ab_$name" env MLALAB_PYTHON=python3 "$mlalab" ab "$experiment" --out "$out/ab" \
+          ${MLALAB_AB_MINUTES:+--max-minutes "$MLALAB_AB_MINUTES"}
+      done
       ;;
     peers)
       # shellcheck disable=SC2086  # MLALAB_PEERS_ARGS is a list of arguments

@@ -58,6 +58,9 @@ def test_answers_the_protocol_and_checks_arms_against_the_reference(cpu_worker):
                            arm={"python": "python_arms:wrong_scale", "params": {"factor": 1.1}})
     assert wrong["ok"] and wrong["arm"] is None
     assert "but reference" in wrong["invalid_reason"], wrong  # the lab's check
+    bogus = cpu_worker.ask(op="prepare", arm={"python": "mlalab.arms:mla_decode",
+                                              "params": {"warps": 8}})
+    assert bogus["arm"] is None and "takes split and tuning only" in bogus["invalid_reason"]
     for target, why in (("no_such_module:f", "ModuleNotFoundError"),
                         ("python_arms:no_such_function", "has no function 'no_such_function'"),
                         ("python_arms", "expected 'module:function'")):

@@ -197,6 +197,16 @@ TEST(ExperimentShippedFiles, TritonOccupancyIsTheStudyOnTheTritonKernel) {
   EXPECT_EQ(experiment.sweep.layout, Layout::kV4);
 }
 
+TEST(ExperimentShippedFiles, PythonPathRacesTheSameKernelThroughBothPaths) {
+  const Experiment experiment = load_experiment(shipped("python-path.toml"));
+  EXPECT_EQ(arm_config_text(experiment.baseline), "h16_t16_w4_s2 heuristic");
+  ASSERT_EQ(experiment.variants.size(), 1u);
+  const auto& python = std::get<KernelArm>(experiment.variants[0].config);
+  EXPECT_EQ(python.python, "mlalab.arms:mla_decode");
+  EXPECT_EQ(python.params, "{}");
+  EXPECT_EQ(experiment.variants[0].prediction_pct, 0.0);
+}
+
 TEST(ExperimentShippedFiles, CpuDemoParsesInEveryBuild) {
   const Experiment experiment = load_experiment(shipped("cpu-demo.toml"));
   EXPECT_EQ(experiment.backend, Backend::kCpu);
