@@ -25,7 +25,7 @@
 //                                   uniform: min and max required; lognormal: median and sigma
 //                                   required (sigma in (0, 4]), min/max default 1 and 2^20,
 //                                   median within them; lengths clamped to [min, max]; seed ≥ 0
-//                                   (default 1); see sample_context_lengths
+//                                   (default 1); see ab/context_lengths.h
 //
 //   [measure]                       optional table, every key optional
 //   launches_per_sample = 20        [1, 100000]
@@ -180,14 +180,6 @@ inline constexpr int kMaxContextLength = 1 << 20;
 inline constexpr double kMaxRunMinutes = 7 * 24 * 60;
 inline constexpr std::int64_t kMaxSeed = std::numeric_limits<std::int64_t>::max();
 
-// The context lengths of `count` requests. Request i's length depends only on the spec and i,
-// so a sweep point of concurrency 8 serves the first 8 requests of the point of concurrency 16:
-// points differ by their concurrency, not by a new draw of lengths. Uniform: integers in
-// [min, max], each equally likely. Lognormal: round(median · exp(sigma · z)) for a standard
-// normal z, clamped to [min, max]. The same seed gives the same lengths on every platform
-// (std::mt19937_64 with our own mappings; the standard distributions are
-// implementation-defined).
-std::vector<int> sample_context_lengths(const ContextSpec& spec, int count);
 
 struct Sweep {
   Layout layout = Layout::kV4;

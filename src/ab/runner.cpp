@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "ab/arms.h"
+#include "ab/context_lengths.h"
 #include "ab/environment.h"
 #include "ab/plan.h"
 #include "ab/sha256.h"
