@@ -11,9 +11,22 @@ them.
 """
 from __future__ import annotations
 
+import hashlib
+import pathlib
+
 import mlalab
 
 _dispatchers: dict = {}
+
+
+def __mlalab_code_identity__(params: dict) -> str:
+    """What the arm's code hash must cover beyond this file's source (mlalab.worker): the
+    machine code of mlalab's kernels in this build (their SASS hashes) and the tuning table's
+    contents, so that `mlalab verify` sees a rebuilt library or a re-tuned table."""
+    kernels = ",".join(f"{config.name}:{config.code_hash}" for config in mlalab.configs())
+    tuning = params.get("tuning")
+    table = hashlib.sha256(pathlib.Path(tuning).read_bytes()).hexdigest() if tuning else ""
+    return f"kernels {kernels}; table {table}"
 
 
 def _dispatcher(problem, split: str, tuning) -> mlalab.Dispatcher:

@@ -25,11 +25,13 @@ the fp64 reference on up to 8 sequences; an arm that fails or raises is INVALID)
         is the median over launches_per_sample replays of replay time / copies;
   cpu   a sample is the median of launches_per_sample calls, timed with perf_counter.
 The sample's value is batch / time (sequences per second), as for kernel arms. The code hash
-of an arm covers its module's source, its params and the torch and Triton versions; it is
-known before anything compiles, so `mlalab verify` can check it. Once an arm has run, its
-binary hash covers the Triton kernels it compiled: the binaries (cubins) that the JIT functions
-of its module compiled during its preparations, over every point so far ("" when there are
-none, e.g. a kernel of another module, or the CPU's interpreter).
+of an arm covers its module's source, its params and the torch and Triton versions (and
+whatever the module's `__mlalab_code_identity__(params)` adds, e.g. mlalab.arms the SASS hashes
+of mlalab's kernels); it is known before anything compiles, so `mlalab verify` can check it.
+Once an arm has run, its binary hash covers the code of the Triton kernels it launched (their
+cubins' .text sections, seen through Triton's launch hook during its reference check, at every
+point so far; "" when there are none: no Triton kernel, the CPU's interpreter, or a Triton
+without launch hooks).
 
 `mlalab ab` starts this worker (with $MLALAB_PYTHON, else python3 on PATH) for the arms of an
 experiment file that name `python = "module:function"` (docs/experiments.md).
@@ -37,6 +39,7 @@ experiment file that name `python = "module:function"` (docs/experiments.md).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import hashlib
 import importlib
@@ -44,6 +47,7 @@ import inspect
 import json
 import math
 import statistics
+import struct
 import sys
 import time
 import traceback
@@ -102,6 +106,9 @@ def code_hash(target: str, params: dict) -> str:
     digest = hashlib.sha256()
     digest.update(inspect.getsource(module).encode())
     digest.update(json.dumps(params, sort_keys=True).encode())
+    identity = getattr(module, "__mlalab_code_identity__", None)
+    if callable(identity):  # code the source does not show: a compiled library's, a table's
+        digest.update(str(identity(params)).encode())
     digest.update(f"torch {torch.__version__}".encode())
     try:
         import triton
@@ -111,31 +118,98 @@ def code_hash(target: str, params: dict) -> str:
     return digest.hexdigest()
 
 
-def _compiled_kernels(module) -> dict:
-    """{(function name, device, cache key): binary} of every kernel the Triton JIT functions
-    defined in `module` have compiled in this process. (Triton 3.x keeps them in
-    JITFunction.device_caches[device][0]; a version that does not gives nothing.)"""
+@contextlib.contextmanager
+def _triton_launches():
+    """Collects the handles (CUfunction) of the Triton kernels launched inside the block,
+    through Triton's launch hook (triton.knobs.runtime.launch_enter_hook, Triton 3.4 and
+    later); an empty set where there is none."""
+    launched: set = set()
+    try:
+        from triton import knobs
+        hooks = knobs.runtime.launch_enter_hook
+        hooks.add  # a HookChain; older Triton has a single callable here
+    except (ImportError, AttributeError):
+        yield launched
+        return
+
+    def record(metadata) -> None:
+        function = getattr(metadata, "data", {}).get("function")
+        if function is not None:
+            launched.add(function)
+
+    hooks.add(record)
+    try:
+        yield launched
+    finally:
+        hooks.remove(record)
+
+
+def _jit_functions():
+    """Every Triton JIT function defined at the top level of a loaded module (through
+    autotuner and heuristics wrappers, which hold it as .fn)."""
     try:
         from triton.runtime.jit import JITFunction, KernelInterface
     except ImportError:
-        return {}
-    found = {}
-    for name, value in vars(module).items():
-        function = value
-        # Autotuner and heuristics wrappers hold the JIT function as .fn, a few levels deep.
-        for _ in range(4):
-            if not isinstance(function, KernelInterface) or isinstance(function, JITFunction):
-                break
-            function = getattr(function, "fn", None)
-        if not isinstance(function, JITFunction):
-            continue
-        for device, cache in getattr(function, "device_caches", {}).items():
+        return
+    # type(), not isinstance(): an object's __class__ may be a property with side effects.
+    for module in list(sys.modules.values()):
+        for value in list(getattr(module, "__dict__", {}).values()):
+            function = value
+            for _ in range(4):
+                kind = type(function)
+                if not issubclass(kind, KernelInterface) or issubclass(kind, JITFunction):
+                    break
+                function = getattr(function, "fn", None)
+            if issubclass(type(function), JITFunction):
+                yield function
+
+
+def _binaries_of(handles: set) -> list:
+    """The binaries (cubins) of the compiled kernels whose handles are `handles`, found in the
+    JIT functions' caches (JITFunction.device_caches[device][0] in Triton 3.x)."""
+    binaries = {}
+    for function in _jit_functions():
+        for cache in list(getattr(function, "device_caches", {}).values()):
             kernels = cache[0] if isinstance(cache, tuple) and cache else {}
-            for key, kernel in (kernels.items() if isinstance(kernels, dict) else ()):
+            for kernel in (list(kernels.values()) if isinstance(kernels, dict) else ()):
                 binary = getattr(kernel, "kernel", None)
-                if isinstance(binary, (bytes, bytearray)):
-                    found[(name, str(device), str(key))] = bytes(binary)
-    return found
+                handle = getattr(kernel, "function", None)
+                if handle in handles and isinstance(binary, (bytes, bytearray)):
+                    binaries[handle] = bytes(binary)
+    return list(binaries.values())
+
+
+def code_sections_digest(binary: bytes) -> str:
+    """SHA-256 of an ELF binary's code: its .text sections, by name. Triton compiles with line
+    info, whose file paths would make the same code hash differently in another install; a
+    binary that is not ELF64 is hashed whole."""
+    digest = hashlib.sha256()
+    try:
+        if binary[:5] != b"\x7fELF\x02":
+            raise ValueError("not ELF64")
+        section_offset, = struct.unpack_from("<Q", binary, 0x28)
+        entry_size, count, names_index = struct.unpack_from("<HHH", binary, 0x3A)
+
+        def section(index):
+            name, _, _, _, offset, size = struct.unpack_from("<IIQQQQ", binary,
+                                                             section_offset + index * entry_size)
+            return name, offset, size
+
+        _, names_offset, names_size = section(names_index)
+        names = binary[names_offset:names_offset + names_size]
+        code = []
+        for index in range(count):
+            name_at, offset, size = section(index)
+            name = names[name_at:names.index(b"\0", name_at)]
+            if name.startswith(b".text"):
+                code.append((name, binary[offset:offset + size]))
+        if not code:
+            raise ValueError("no .text section")
+        for name, content in sorted(code):
+            digest.update(name + b"\0" + hashlib.sha256(content).digest())
+    except (ValueError, struct.error):
+        digest = hashlib.sha256(binary)
+    return digest.hexdigest()
 
 
 class PreparedArm:
@@ -264,13 +338,12 @@ class Worker:
         checked = self.copies[0]
         try:
             function = resolve(arm["python"])
-            module = sys.modules[function.__module__]
-            compiled_before = set(_compiled_kernels(module))
             # Every byte 0xFF, as the lab poisons: the check tells unwritten from computed NaN.
             checked.out.view(torch.int16).fill_(-1)
             checked.lse.view(torch.int32).fill_(-1)
             launcher = function(checked, params)
-            launcher()
+            with _triton_launches() as launched:
+                launcher()
             if self.device.type == "cuda":
                 torch.cuda.synchronize()
             failure = torch.ops.mlalab.lab_check(w.layout, w.heads, w.page_size,
@@ -294,15 +367,13 @@ class Worker:
         # What the arm resolved to here, if its launcher says (as the lab reports tuned arms).
         reply["resolved_config"] = str(getattr(launcher, "resolved_config", "") or "")
         return {**reply, "arm": len(self.arms) - 1,
-                "binary_hash": self.binary_hash(identity, module, compiled_before)}
+                "binary_hash": self.binary_hash(identity, _binaries_of(launched))}
 
-    def binary_hash(self, identity: str, module, compiled_before: set) -> str:
-        """Adds the binaries the arm's module compiled during this preparation to the arm's,
-        and hashes all of them ("" when it has none)."""
+    def binary_hash(self, identity: str, binaries: list) -> str:
+        """Adds the code of the Triton kernels the arm launched at this point to the arm's (a
+        point may specialise them anew), and hashes all of it ("" when there is none)."""
         digests = self.binaries.setdefault(identity, set())
-        for key, binary in _compiled_kernels(module).items():
-            if key not in compiled_before:
-                digests.add(hashlib.sha256(binary).hexdigest())
+        digests.update(code_sections_digest(binary) for binary in binaries)
         return hashlib.sha256("".join(sorted(digests)).encode()).hexdigest() if digests else ""
 
 

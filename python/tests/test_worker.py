@@ -93,53 +93,94 @@ def test_code_hash_follows_the_source_and_the_params(cpu_worker):
     assert hashed({"factor": 1.1}) != hashed({"factor": 1.2})
 
 
-def test_binary_hash_covers_the_triton_kernels_each_arm_compiled():
+def test_the_op_arms_code_hash_covers_mlalabs_kernels_and_the_table(tmp_path):
+    from mlalab import arms, configs, worker
+
+    identity = arms.__mlalab_code_identity__({})
+    for config in configs():
+        assert f"{config.name}:{config.code_hash}" in identity
+    table = tmp_path / "tuning.json"
+    table.write_text('{"entries": []}')
+    before = worker.code_hash("mlalab.arms:mla_decode", {"tuning": str(table)})
+    table.write_text('{"entries": [1]}')  # re-tuned: the same path, other contents
+    assert worker.code_hash("mlalab.arms:mla_decode", {"tuning": str(table)}) != before
+
+
+def _elf(sections: dict) -> bytes:
+    """A minimal ELF64 file with the named sections (and the section-name table)."""
+    import struct
+    names = b"\0" + b"".join(name + b"\0" for name in sections) + b".shstrtab\0"
+    body, offsets = b"", {}
+    for name, content in [*sections.items(), (b".shstrtab", names)]:
+        offsets[name] = 64 + len(body)
+        body += content
+    section_offset = 64 + len(body)
+    headers = b"\0" * 64  # the null section
+    contents = {**sections, b".shstrtab": names}
+    for name, content in contents.items():
+        headers += struct.pack("<IIQQQQIIQQ", names.index(name + b"\0"), 1, 0, 0,
+                               offsets[name], len(content), 0, 0, 1, 0)
+    header = bytearray(b"\x7fELF\x02\x01\x01" + b"\0" * 57)
+    struct.pack_into("<Q", header, 0x28, section_offset)
+    struct.pack_into("<HHH", header, 0x3A, 64, len(contents) + 1, len(contents))
+    return bytes(header) + body + headers
+
+
+def test_binary_hash_covers_the_code_of_the_triton_kernels_an_arm_launched():
     triton = pytest.importorskip("triton")
     import hashlib
     import types
 
     from mlalab import worker as worker_module
 
-    # A module with a Triton JIT function whose cache we fill by hand, as a compile would
-    # (Triton keeps a device's compiled kernels in JITFunction.device_caches[device][0]).
-    module = types.ModuleType("compiled_arms")
+    # The code, not the line info (which names the install's paths): .text sections only.
+    digest = worker_module.code_sections_digest
+    code = {b".text.kernel": b"\x01\x02", b".nv.info": b"x", b".debug_line": b"/site/a.py"}
+    assert digest(_elf(code)) == digest(_elf({**code, b".debug_line": b"/checkout/a.py"}))
+    assert digest(_elf(code)) != digest(_elf({**code, b".text.kernel": b"\x01\x03"}))
+    assert digest(b"not elf") == hashlib.sha256(b"not elf").hexdigest()
+
+    # What an arm launched, as Triton's launch hook reports it (called here by hand, as a
+    # launch would), found in the JIT functions' caches by handle.
+    if not hasattr(getattr(triton, "knobs", None), "runtime"):
+        pytest.skip(f"Triton {triton.__version__} has no launch hooks (triton.knobs)")
+    from triton.compiler.compiler import LazyDict
 
     @triton.jit
     def kernel(x):
         pass
 
-    module.kernel = kernel
-    module.tuned = triton.heuristics({"unused": lambda args: 1})(kernel)  # the same kernel
-    module.other = object()
-
     class Compiled:
-        def __init__(self, binary: bytes):
-            self.kernel = binary
+        def __init__(self, handle: int, binary: bytes):
+            self.function, self.kernel = handle, binary
 
-    cache = {}
-    kernel.device_caches[0] = (cache, {}, None, None, None)
+    production, eight_warps = _elf({b".text.a": b"1"}), _elf({b".text.a": b"2"})
+    kernel.device_caches[0] = ({"key 1": Compiled(11, production),
+                                "key 2": Compiled(12, eight_warps)}, {}, None, None, None)
+    module = types.ModuleType("launched_arms")
+    module.kernel = triton.heuristics({"unused": lambda args: 1})(kernel)
+    sys.modules[module.__name__] = module
+    try:
+        with worker_module._triton_launches() as launched:
+            triton.knobs.runtime.launch_enter_hook(LazyDict({"name": "kernel", "function": 12}))
+        assert launched == {12}
+        assert worker_module._binaries_of(launched) == [eight_warps]
+        triton.knobs.runtime.launch_enter_hook(LazyDict({"name": "kernel", "function": 11}))
+        assert launched == {12}  # the hook is gone after the block
+    finally:
+        del sys.modules[module.__name__]
 
-    def digest(*binaries):
-        return hashlib.sha256("".join(sorted(hashlib.sha256(b).hexdigest()
-                                             for b in binaries)).encode()).hexdigest()
-
+    # An arm's hash covers what it launched at every point so far, whatever other arms did.
     worker = worker_module.Worker("cpu")
-    compiled = lambda: set(worker_module._compiled_kernels(module))  # noqa: E731
-    assert compiled() == set()
-    before = compiled()
-    cache["production"] = Compiled(b"cubin 1")
-    assert worker.binary_hash("arm A", module, before) == digest(b"cubin 1")
-    # A' (the same arm) compiles nothing new and keeps A's binaries; an arm that compiled
-    # nothing has none.
-    assert worker.binary_hash("arm A", module, compiled()) == digest(b"cubin 1")
-    assert worker.binary_hash("arm B", module, compiled()) == ""
-    # Another point's specialisation adds to the arm's binaries; B's own are B's alone.
-    before = compiled()
-    cache["production, new strides"] = Compiled(b"cubin 2")
-    assert worker.binary_hash("arm A", module, before) == digest(b"cubin 1", b"cubin 2")
-    before = compiled()
-    cache["8 warps"] = Compiled(b"cubin 3")
-    assert worker.binary_hash("arm B", module, before) == digest(b"cubin 3")
+
+    def hashed(*binaries):
+        return hashlib.sha256("".join(sorted(digest(b) for b in binaries)).encode()).hexdigest()
+
+    assert worker.binary_hash("arm A", [production]) == hashed(production)
+    assert worker.binary_hash("arm B", [production]) == hashed(production)
+    assert worker.binary_hash("arm B", [eight_warps]) == hashed(production, eight_warps)
+    assert worker.binary_hash("arm A", []) == hashed(production)
+    assert worker.binary_hash("arm C", []) == ""
 
 
 def test_refuses_cuda_without_a_device():

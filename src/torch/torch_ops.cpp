@@ -292,10 +292,11 @@ std::string dispatcher_resolution(std::int64_t handle, std::int64_t batch,
   const dispatch::ResolvedLaunch* resolved = entry.dispatcher->find(key_of(batch, max_context));
   if (resolved == nullptr) return {};
   const kernels::LaunchPlan& plan = resolved->plan;
-  const std::string grid = plan.balanced()
-                               ? std::to_string(plan.workers) + " workers"
-                               : std::to_string(plan.num_splits) +
-                                     (plan.num_splits == 1 ? " split" : " splits");
+  const auto counted = [](int count, const std::string& what) {
+    return std::to_string(count) + " " + what + (count == 1 ? "" : "s");
+  };
+  const std::string grid =
+      plan.balanced() ? counted(plan.workers, "worker") : counted(plan.num_splits, "split");
   return variant_name(resolved->config.shape) + " split " + resolved->config.split.to_string() +
          ": " + grid + ", " + std::to_string(plan.ctas) + " CTAs (" + resolved->source + ")";
 }
