@@ -197,27 +197,37 @@ def test_refuses_cuda_without_a_device():
 def test_times_the_triton_kernel_and_mlalab_on_cuda():
     pytest.importorskip("triton")
     worker = Worker("cuda")
+    # The 32-token tile first: the 16-token one needs a larger workspace (more splits), which
+    # replaces the shared one while the first arm's graph still holds the old.
+    arms = [{"python": "python_arms:mlalab_op"},
+            {"python": "mlalab.triton_decode:arm", "params": {"block_n": 32}},
+            {"python": "mlalab.triton_decode:arm", "params": {"block_n": 16}}]
+    hashes = {}
     try:
         assert worker.ask(op="hello")["backend"] == "cuda"
-        assert worker.ask(op="begin_point", workload={**WORKLOAD, "layout": "v4"})["ok"]
-        arms = [{"python": "python_arms:mlalab_op"},
-                {"python": "mlalab.triton_decode:arm", "params": {"block_n": 16}}]
-        # Every arm prepared before any is timed, as the lab does: each capture must leave the
-        # graphs captured before it replayable.
-        for index, arm in enumerate(arms):
-            prepared = worker.ask(op="prepare", arm=arm)
-            assert prepared["arm"] == index, prepared
-            # The Triton arm compiled its two kernels; mlalab's op is no Triton code.
-            assert len(prepared["binary_hash"]) == (64 if "triton" in arm["python"] else 0)
-        for index in range(len(arms)):
-            warmed = worker.ask(op="warm_up", arm=index)
-            assert warmed["ok"], warmed
-            sample = worker.ask(op="sample", arm=index)
-            assert sample["ok"] and 0 < sample["time_us"] < 1e4, sample
+        for lengths in ([1, 100, 300], [64, 2000]):  # two points: new shapes, new graphs
+            workload = {**WORKLOAD, "layout": "v4", "context_lengths": lengths}
+            assert worker.ask(op="begin_point", workload=workload)["ok"]
+            # Every arm prepared before any is timed, as the lab does: each capture must leave
+            # the graphs captured before it replayable.
+            for index, arm in enumerate(arms):
+                prepared = worker.ask(op="prepare", arm=arm)
+                assert prepared["arm"] == index, prepared
+                # The Triton arms launched their two kernels; mlalab's op is no Triton code.
+                triton_arm = "triton" in arm["python"]
+                assert len(prepared["binary_hash"]) == (64 if triton_arm else 0), prepared
+                assert "split" in prepared["resolved_config"], prepared  # each says its grid
+                hashes.setdefault(index, set()).add(prepared["binary_hash"])
+            for index in range(len(arms)):
+                warmed = worker.ask(op="warm_up", arm=index)
+                assert warmed["ok"], warmed
+                sample = worker.ask(op="sample", arm=index)
+                assert sample["ok"] and 0 < sample["time_us"] < 1e4, sample
         assert worker.close() == 0
     finally:
         if worker.process.poll() is None:
             worker.process.kill()
+    assert hashes[1].isdisjoint(hashes[2])  # other tiles, other binaries
 
 
 def _mlalab_binary():
