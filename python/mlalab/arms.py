@@ -6,8 +6,9 @@ docs/results/2026-12-01-h200-triton-lab/ measured a Python arm of this op 0.6-2.
 than the kernel arm of the same variant and split.
 
 params: `split` (the Dispatcher's policy: "heuristic", the default, "balanced", "fixed:N",
-"target_ctas:N") and `tuning` (a table written by `mlalab tune`), as mlalab.Dispatcher takes
-them.
+"target_ctas:N") and `tuning` (a table written by `mlalab tune`: unlike a kernel arm's `table`,
+a path as the worker sees it, absolute or relative to where `mlalab ab` runs), as
+mlalab.Dispatcher takes them.
 """
 from __future__ import annotations
 
