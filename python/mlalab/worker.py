@@ -366,8 +366,12 @@ class Worker:
         self.arms.append(prepared)
         # What the arm resolved to here, if its launcher says (as the lab reports tuned arms).
         reply["resolved_config"] = str(getattr(launcher, "resolved_config", "") or "")
-        return {**reply, "arm": len(self.arms) - 1,
-                "binary_hash": self.binary_hash(identity, _binaries_of(launched))}
+        try:
+            binary_hash = self.binary_hash(identity, _binaries_of(launched))
+        except Exception as error:  # "where available": not a reason to refuse the arm
+            print(f"mlalab.worker: no binary hash for {arm['python']}: {error}", file=sys.stderr)
+            binary_hash = ""
+        return {**reply, "arm": len(self.arms) - 1, "binary_hash": binary_hash}
 
     def binary_hash(self, identity: str, binaries: list) -> str:
         """Adds the code of the Triton kernels the arm launched at this point to the arm's (a
