@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <numeric>
@@ -59,18 +60,22 @@ const std::vector<std::string_view> kDecisionKeys = {
     "min_effect_pct", "alpha", "min_rounds", "max_rounds",
     "time_budget_s",  "seed",  "correction", "family"};
 const std::vector<std::string_view> kKnobKeys = {"block_h", "block_t", "warps", "stages"};
-const std::vector<std::string_view> kKernelArmKeys = {"variant", "block_h", "block_t", "warps",
-                                                      "stages",  "split",   "threads", "table",
-                                                      "build",   "python",  "params"};
-const std::vector<std::string_view> kNotPythonArmKeys = {"variant", "block_h", "block_t",
-                                                         "warps",   "stages",  "split",
-                                                         "threads", "table",   "build"};
+
+std::vector<std::string_view> joined(std::initializer_list<std::vector<std::string_view>> lists) {
+  std::vector<std::string_view> keys;
+  for (const auto& list : lists) keys.insert(keys.end(), list.begin(), list.end());
+  return keys;
+}
+
+// An arm's keys: those that choose an mlalab kernel, a Python arm's, a command arm's.
+const std::vector<std::string_view> kNotPythonArmKeys = {
+    "variant", "block_h", "block_t", "warps", "stages", "split", "threads", "table", "build"};
+const std::vector<std::string_view> kKernelArmKeys = joined({kNotPythonArmKeys,
+                                                             {"python", "params"}});
 const std::vector<std::string_view> kCommandArmKeys = {"command", "env", "metric", "better",
                                                        "timeout_s"};
-const std::vector<std::string_view> kArmKeys = {
-    "name",    "prediction", "variant", "block_h", "block_t", "warps",  "stages",
-    "split",   "threads",    "table",   "build",   "python",  "params", "command",
-    "env",     "metric",     "better",  "timeout_s"};
+const std::vector<std::string_view> kArmKeys = joined({{"name", "prediction"}, kKernelArmKeys,
+                                                       kCommandArmKeys});
 
 std::string join(const std::vector<std::string>& parts, std::string_view separator = ", ") {
   std::string joined;
