@@ -409,11 +409,41 @@ at::Tensor bf16_tensor(const std::vector<bf16>& values, std::vector<std::int64_t
   return tensor;
 }
 
+// The point whose problem was built last, with the fp64 reference of its checked sequences
+// once an arm was checked: lab_problem builds it, lab_check of the same point reuses both
+// (building a large point's problem takes seconds).
+struct LabPoint {
+  bench::ProblemSpec spec;
+  bench::HostProblem problem;
+  std::vector<int> indices;
+  std::optional<kernels::ReferenceResult> reference;
+};
+
+// The point of `spec`, built unless it is the last one. Call with lab_mutex() held.
+LabPoint& lab_point(const bench::ProblemSpec& spec) {
+  static std::unique_ptr<LabPoint> last;
+  if (!last || last->spec != spec) {
+    last.reset();
+    last = std::make_unique<LabPoint>(
+        LabPoint{.spec = spec,
+                 .problem = bench::make_problem(spec),
+                 .indices = bench::validation_batch_indices(spec.batch),
+                 .reference = std::nullopt});
+  }
+  return *last;
+}
+
+std::mutex& lab_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, double> lab_problem(
     const std::string& layout, std::int64_t heads, std::int64_t page_size,
     const std::vector<std::int64_t>& lengths, std::int64_t seed) {
-  const bench::HostProblem problem =
-      bench::make_problem(lab_spec(layout, heads, page_size, lengths, seed));
+  const std::lock_guard lock(lab_mutex());
+  const bench::HostProblem& problem =
+      lab_point(lab_spec(layout, heads, page_size, lengths, seed)).problem;
   const std::int64_t batch = problem.spec.batch;
   const std::int64_t d_qk = problem.dims.d_qk;
   at::Tensor block_table = at::empty({batch, problem.max_pages_per_seq}, at::kInt);
@@ -429,26 +459,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, double> lab_problem(
 std::string lab_check(const std::string& layout, std::int64_t heads, std::int64_t page_size,
                       const std::vector<std::int64_t>& lengths, std::int64_t seed,
                       const at::Tensor& out, const at::Tensor& lse) {
-  // The reference of the last problem checked, for the next arm of the same point.
-  struct Checked {
-    bench::ProblemSpec spec;
-    bench::HostProblem problem;
-    std::vector<int> indices;
-    kernels::ReferenceResult reference;
-  };
-  static std::unique_ptr<Checked> last;
-  static std::mutex mutex;
-  const std::lock_guard lock(mutex);
+  const std::lock_guard lock(lab_mutex());
   const bench::ProblemSpec spec = lab_spec(layout, heads, page_size, lengths, seed);
-  if (!last || last->spec != spec) {
-    last.reset();
-    bench::HostProblem problem = bench::make_problem(spec);
-    std::vector<int> indices = bench::validation_batch_indices(spec.batch);
-    kernels::ReferenceResult reference = kernels::reference_decode(problem.params(), indices);
-    last = std::make_unique<Checked>(Checked{.spec = spec,
-                                             .problem = std::move(problem),
-                                             .indices = std::move(indices),
-                                             .reference = std::move(reference)});
+  LabPoint& point = lab_point(spec);
+  if (!point.reference) {
+    point.reference = kernels::reference_decode(point.problem.params(), point.indices);
   }
   const std::int64_t batch = spec.batch;
   TORCH_CHECK_VALUE(out.sizes() == at::IntArrayRef({batch, heads, kDv}) &&
@@ -462,9 +477,9 @@ std::string lab_check(const std::string& layout, std::int64_t heads, std::int64_
   const at::Tensor host_out = out.to(at::kCPU).contiguous();
   const at::Tensor host_lse = lse.to(at::kCPU).contiguous();
   const bench::CheckResult check = bench::check_against_reference(
-      last->problem,
+      point.problem,
       std::span(static_cast<const bf16*>(host_out.data_ptr()), host_out.numel()),
-      std::span(host_lse.data_ptr<float>(), host_lse.numel()), last->reference, last->indices);
+      std::span(host_lse.data_ptr<float>(), host_lse.numel()), *point.reference, point.indices);
   return bench::failure_text(check).value_or("");
 }
 
