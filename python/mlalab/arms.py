@@ -17,7 +17,7 @@ import pathlib
 
 import mlalab
 
-_dispatchers: dict = {}
+_last_dispatcher: tuple = (None, None)  # (key, Dispatcher)
 
 
 def __mlalab_code_identity__(params: dict) -> str:
@@ -31,19 +31,18 @@ def __mlalab_code_identity__(params: dict) -> str:
 
 
 def _dispatcher(problem, split: str, tuning) -> mlalab.Dispatcher:
-    """One Dispatcher per point and params, shared by the launchers of the worker's copies of
-    the point's inputs (one workspace, as in an engine's layers and in the lab's kernel arms),
-    prepared before the worker captures them."""
+    """One Dispatcher for the launchers the worker makes in a row for one arm (one per copy of
+    the point's inputs: one workspace, as in an engine's layers and in the lab's kernel arms),
+    prepared before the worker captures them. Launchers keep their own Dispatcher alive."""
+    global _last_dispatcher
     batch, heads, _ = problem.q.shape
     key = (problem.layout, heads, problem.page_size, batch, problem.max_context, split, tuning)
-    if key not in _dispatchers:
-        if len(_dispatchers) > 16:  # a new point: the old ones' graphs are gone
-            _dispatchers.clear()
+    if _last_dispatcher[0] != key:
         dispatcher = mlalab.Dispatcher(problem.layout, heads=heads, page_size=problem.page_size,
                                        tuning=tuning, split=split)
         dispatcher.prepare([(batch, problem.max_context)])
-        _dispatchers[key] = dispatcher
-    return _dispatchers[key]
+        _last_dispatcher = (key, dispatcher)
+    return _last_dispatcher[1]
 
 
 def mla_decode(problem, params: dict, softmax_scale: float | None = None):

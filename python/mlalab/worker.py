@@ -8,21 +8,22 @@ layout, heads, page size, lengths and seed), and for each arm calls
 
     launcher = function(problem, params)
 
-with `problem` an mlalab.problems.Problem (q, kv_cache, block_table, seq_lens,
-softmax_scale, sinks) with the output buffers `out` and `lse`, its `layout` and `max_context`;
-the launcher runs the kernel once on the current stream; it may carry `resolved_config`, a line
-saying what it launches at this point (the report lists it per point, as for tuned arms). The
-function is called again for each
-copy of the inputs made for timing (below); the launchers run one after another, never at
-once, so they may share a workspace, as an engine's layers do (a workspace per copy sends each
-call's partial results to HBM: 2-4 % slower on the H200). The problem is the one the lab's
-kernel arms get at the point (torch.ops.mlalab.lab_problem: the same spec and seed, so the
-same data, NaN cache rows past each sequence's end and page-table entries past its last page
-included), and the arm is checked as they are (torch.ops.mlalab.lab_check: poisoned outputs,
-the fp64 reference on up to 8 sequences; an arm that fails or raises is INVALID). Then:
-  cuda  the arm's launches on copies of the inputs spanning 4× the L2 cache (so that the KV
-        cache comes from HBM, as for the kernel arms) are captured in one CUDA graph; a sample
-        is the median over launches_per_sample replays of replay time / copies;
+with `problem` an mlalab.problems.Problem (q, kv_cache, block_table, seq_lens, softmax_scale,
+sinks) with the output buffers `out` and `lse`, its `layout` and `max_context`; the launcher
+runs the kernel once on the current stream; it may carry `resolved_config`, a line saying what
+it launches at this point (the report lists it per point, as for tuned arms). The function is
+called again for each copy of the inputs made for timing (below); the launchers run one after
+another, never at once, so they may share a workspace, as an engine's layers do (a workspace
+per copy sends each call's partial results to HBM: 2-4 % slower on the H200). The problem is
+the one the lab's kernel arms get at the point (torch.ops.mlalab.lab_problem: the same spec and
+seed, so the same data, NaN cache rows past each sequence's end and page-table entries past its
+last page included), and the arm is checked as they are (torch.ops.mlalab.lab_check: poisoned
+outputs, the fp64 reference on up to 8 sequences; an arm that fails or raises is INVALID).
+Then:
+  cuda  the arm's launches on copies of the inputs spanning 4× the L2 cache, at least 2 (so
+        that the KV cache comes from HBM, as for the kernel arms), are captured in one CUDA
+        graph, replayed on a stream of its own; a sample is the median over
+        launches_per_sample replays of replay time / copies;
   cpu   a sample is the median of launches_per_sample calls, timed with perf_counter.
 The sample's value is batch / time (sequences per second), as for kernel arms. The code hash
 of an arm covers its module's source, its params and the torch and Triton versions (and
@@ -273,7 +274,8 @@ class Worker:
         self.workload: Optional[Workload] = None
         self.copies: list = []  # the point's problem, then copies of it for timing
         self.arms: list = []
-        # The digests of the binaries each arm (its target and params) compiled, over the run.
+        # The code digests of the Triton kernels each arm (its target and params) launched, over
+        # the run.
         self.binaries: dict = {}
 
     def answer(self, request: dict) -> dict:
