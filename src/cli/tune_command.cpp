@@ -54,10 +54,6 @@ std::string table_path(const TuneOptions& options) {
   return options.out.empty() ? default_table_path(options) : options.out;
 }
 
-std::string config_text(const std::string& variant, int splits) {
-  return fmt::format("{}/{}", variant, splits);
-}
-
 void print_grid(const dispatch::TuningTable& table) {
   std::vector<TextColumn> columns = {{"batch \\ context"}};
   for (const int context : table.context_buckets) columns.push_back({std::to_string(context)});
@@ -68,7 +64,7 @@ void print_grid(const dispatch::TuningTable& table) {
       const dispatch::TableEntry* entry = table.find_bucket(batch, context);
       line.push_back(entry == nullptr ? "-"
                                       : fmt::format("{} {:.1f} µs",
-                                                    config_text(entry->variant, entry->splits),
+                                                    dispatch::config_text(entry->variant, entry->splits, entry->workers),
                                                     entry->winner().us));
     }
     lines.push_back(std::move(line));
@@ -103,9 +99,9 @@ int explain(const TuneOptions& options) {
     return kExitOk;
   }
   fmt::print("chosen: {} ({}); raced {} rounds in {}\n\n",
-             config_text(entry->variant, entry->splits), entry->decision, entry->rounds,
+             dispatch::config_text(entry->variant, entry->splits, entry->workers), entry->decision, entry->rounds,
              report::duration_text(entry->seconds));
-  fmt::print("{:>4}  {:<28}  {:>26}  {:>28}  {:>7}  {}\n", "rank", "variant/splits",
+  fmt::print("{:>4}  {:<32}  {:>26}  {:>28}  {:>7}  {}\n", "rank", "variant/split",
              "µs per call [99 % interval]", "throughput vs the chosen", "samples", "outcome");
   int rank = 0;
   for (const dispatch::CandidateResult& result : entry->ranking) {
@@ -114,8 +110,8 @@ int explain(const TuneOptions& options) {
                                         report::signed_percent(result.change_low_pct),
                                         report::signed_percent(result.change_high_pct))
                           : std::string("-");
-    fmt::print("{:>4}  {:<28}  {:>26}  {:>28}  {:>7}  {}\n", ++rank,
-               config_text(result.variant, result.splits),
+    fmt::print("{:>4}  {:<32}  {:>26}  {:>28}  {:>7}  {}\n", ++rank,
+               dispatch::config_text(result.variant, result.splits, result.workers),
                fmt::format("{:.2f} [{:.2f}, {:.2f}]", result.us, result.us_low, result.us_high),
                versus, result.samples, result.outcome);
   }
@@ -189,8 +185,8 @@ std::string footer() {
       R"(For every key (batch bucket x context bucket) the tuner builds the problem (every
 sequence as long as the context bucket, pages scattered), prunes the variants that cannot run
 here (shared memory, spills, occupancy: 'mlalab configs' shows why), checks every candidate
-(variant x split count: the heuristic's h, h/2, 2h, the most that fit one wave, and 1) against
-the fp64 reference, then races them in shuffled rounds: each round times every candidate still
+(variant x split: the heuristic's split count h, h/2, 2h, the most that fit one wave, 1, and
+the balanced launch, one wave of workers sharing the batch's tokens) against the fp64 reference, then races them in shuffled rounds: each round times every candidate still
 racing (the median of --launches CUDA-graph replays); from round 3 on, a candidate slower than
 the leader beyond doubt (the 99 % interval of their paired log time ratio, the A/B lab's
 statistic, lies wholly on the slower side) is dropped. A key ends with one candidate left, or
@@ -221,7 +217,7 @@ CLI::App* add_tune_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<TuneOptions>();
   CLI::App* command = app.add_subcommand(
       "tune",
-      "Race the compiled variants and split counts per batch and context bucket on this GPU, "
+      "Race the compiled variants and splits per batch and context bucket on this GPU, "
       "and write the winners to a tuning table (or --explain an entry)");
   command->add_option("--layout", options->layout, "Cache layout: v3 (d_qk 576) or v4 (512). "
                                                    "Default: v3")

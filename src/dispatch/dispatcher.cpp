@@ -80,8 +80,7 @@ KernelConfig table_config(const TableEntry& entry, int d_qk) {
     throw std::runtime_error(
         fmt::format("{}: {}", where, kernels::cannot_run_reason(*shape, d_qk).value()));
   }
-  return KernelConfig{.shape = *shape,
-                      .split = {.kind = SplitPolicy::Kind::kFixed, .value = entry.splits}};
+  return KernelConfig{.shape = *shape, .split = tuned_split(entry.splits, entry.workers)};
 }
 
 }  // namespace

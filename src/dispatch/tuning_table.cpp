@@ -61,6 +61,7 @@ OrderedJson entry_json(const TableEntry& entry) {
     ranking.push_back(
         {{"variant", result.variant},
          {"splits", result.splits},
+         {"workers", result.workers},
          {"us", result.us},
          {"us_low", result.us_low},
          {"us_high", result.us_high},
@@ -74,6 +75,7 @@ OrderedJson entry_json(const TableEntry& entry) {
           {"context", entry.context},
           {"variant", entry.variant},
           {"splits", entry.splits},
+          {"workers", entry.workers},
           {"rounds", entry.rounds},
           {"seconds", entry.seconds},
           {"decision", entry.decision},
@@ -198,7 +200,22 @@ std::vector<int> buckets_from(const Field& field, int max) {
   return buckets;
 }
 
-int splits_from(const Field& field) { return field.integer(1, kMaxSplits); }
+// A config's splits and workers (TableEntry, CandidateResult): a balanced launch has one
+// split. Version 1 had no workers.
+struct SplitFields {
+  int splits = 1;
+  int workers = 0;
+};
+SplitFields split_fields_from(const Field& field, int version) {
+  SplitFields split{.splits = field["splits"].integer(1, kMaxSplits)};
+  if (version < 2) return split;
+  const Field workers = field["workers"];
+  split.workers = workers.integer(0, kMaxBalancedWorkers);
+  if (split.workers > 0 && split.splits != 1) {
+    workers.reject(fmt::format("0 (a balanced launch has 1 split; splits is {})", split.splits));
+  }
+  return split;
+}
 
 TableIdentity identity_from(const Field& field) {
   TableIdentity identity;
@@ -239,10 +256,12 @@ std::string candidate_from(const Field& field, const TableIdentity& identity) {
   return name;
 }
 
-CandidateResult result_from(const Field& field, const TableIdentity& identity) {
+CandidateResult result_from(const Field& field, const TableIdentity& identity, int version) {
   CandidateResult result;
   result.variant = candidate_from(field["variant"], identity);
-  result.splits = splits_from(field["splits"]);
+  const SplitFields split = split_fields_from(field, version);
+  result.splits = split.splits;
+  result.workers = split.workers;
   const Field us = field["us"];
   result.us = us.number();
   if (result.us <= 0) us.reject("a number > 0");
@@ -280,6 +299,10 @@ void check_winner(const Field& field, const TableEntry& entry) {
     field["splits"].reject(
         fmt::format("{}, the entry's splits (the winner is ranked first)", entry.splits));
   }
+  if (winner.workers != entry.workers) {
+    field["workers"].reject(
+        fmt::format("{}, the entry's workers (the winner is ranked first)", entry.workers));
+  }
   if (winner.change_pct) {
     field["change_pct"].reject("null (the winner is not compared with itself)");
   }
@@ -287,7 +310,7 @@ void check_winner(const Field& field, const TableEntry& entry) {
 
 // Reads entries in the order of the file, so that the first bad one is named; `table` holds
 // the identity, the buckets and the entries read before this one.
-TableEntry entry_from(const Field& field, const TuningTable& table) {
+TableEntry entry_from(const Field& field, const TuningTable& table, int version) {
   TableEntry entry;
   const Field batch = field["batch"];
   entry.batch = batch.integer(1);
@@ -305,17 +328,19 @@ TableEntry entry_from(const Field& field, const TuningTable& table) {
                            entry.batch, entry.context, earlier - table.entries.data()));
   }
   entry.variant = candidate_from(field["variant"], table.identity);
-  entry.splits = splits_from(field["splits"]);
+  const SplitFields split = split_fields_from(field, version);
+  entry.splits = split.splits;
+  entry.workers = split.workers;
   entry.rounds = field["rounds"].integer(0);
   const Field seconds = field["seconds"];
   entry.seconds = seconds.number();
   if (entry.seconds < 0) seconds.reject("a number ≥ 0");
   entry.decision = field["decision"].text();
   const std::vector<Field> ranking = field["ranking"].nonempty_items();
-  entry.ranking.push_back(result_from(ranking.front(), table.identity));
+  entry.ranking.push_back(result_from(ranking.front(), table.identity, version));
   check_winner(ranking.front(), entry);
   for (const Field& result : ranking | std::views::drop(1)) {
-    entry.ranking.push_back(result_from(result, table.identity));
+    entry.ranking.push_back(result_from(result, table.identity, version));
   }
   return entry;
 }
@@ -355,6 +380,16 @@ std::optional<std::string> candidate_mismatch(const TableIdentity& table,
 }
 
 }  // namespace
+
+SplitPolicy tuned_split(int splits, int workers) {
+  if (workers > 0) return {.kind = SplitPolicy::Kind::kBalanced, .value = workers};
+  return {.kind = SplitPolicy::Kind::kFixed, .value = splits};
+}
+
+std::string config_text(std::string_view variant, int splits, int workers) {
+  if (workers > 0) return fmt::format("{}/balanced:{}", variant, workers);
+  return fmt::format("{}/{}", variant, splits);
+}
 
 std::vector<int> default_batch_buckets() { return {1, 2, 4, 8, 16, 32, 64, 128}; }
 
@@ -474,10 +509,11 @@ TuningTable table_from_json(const nlohmann::json& json) {
     throw TableError("format: not an mlalab tuning table");
   }
   const Field root(&json, "");
-  const Field version = root["version"];
-  if (const int number = version.integer(1); number > kTableFormatVersion) {
-    version.fail(
-        fmt::format("{} is newer than this build reads ({})", number, kTableFormatVersion));
+  const Field version_field = root["version"];
+  const int version = version_field.integer(1);
+  if (version > kTableFormatVersion) {
+    version_field.fail(
+        fmt::format("{} is newer than this build reads ({})", version, kTableFormatVersion));
   }
   TuningTable table;
   table.identity = identity_from(root["identity"]);
@@ -490,7 +526,7 @@ TuningTable table_from_json(const nlohmann::json& json) {
         {.variant = pruned["variant"].text(), .reason = pruned["reason"].text()});
   }
   for (const Field& entry : root["entries"].items()) {
-    table.entries.push_back(entry_from(entry, table));
+    table.entries.push_back(entry_from(entry, table, version));
   }
   return table;
 }

@@ -1,6 +1,6 @@
 #pragma once
 // The tuning table: for one (layout, heads, page size) on one GPU and build, the variant and
-// split count that `mlalab tune` measured fastest at each key (batch bucket, context bucket),
+// split (a count per sequence, or a balanced launch) that `mlalab tune` measured fastest at each key (batch bucket, context bucket),
 // with the evidence (its time with interval, the runner-up, every raced candidate). A
 // Dispatcher reads it; nothing else decides from it.
 //
@@ -21,8 +21,10 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "core/kernel_config.h"
 #include "core/layout.h"
 
 namespace mlalab::dispatch {
@@ -38,6 +40,12 @@ std::vector<int> merge_buckets(std::span<const int> defaults, std::span<const in
 // The bucket serving `value`: the smallest bucket ≥ value, else the largest. `buckets` is
 // ascending and not empty.
 int bucket_of(std::span<const int> buckets, int value);
+
+// A tuned config's split as a policy: `splits` per sequence (fixed:N), or, when workers > 0, a
+// balanced launch of that many workers per head block sharing the batch's tokens.
+SplitPolicy tuned_split(int splits, int workers);
+// "wgmma_h64_t64_w8_s2/4" (4 splits per sequence) or "wgmma_h64_t64_w8_s2/balanced:66".
+std::string config_text(std::string_view variant, int splits, int workers);
 
 struct CandidateCode {
   std::string variant;    // registry name, e.g. h16_t16_w4_s2
@@ -80,6 +88,7 @@ std::optional<std::string> identity_mismatch(const TableIdentity& table,
 struct CandidateResult {
   std::string variant;
   int splits = 1;
+  int workers = 0;  // > 0: a balanced launch of this many workers per head block (splits 1)
   double us = 0.0;
   double us_low = 0.0;
   double us_high = 0.0;
@@ -102,6 +111,7 @@ struct TableEntry {
   int context = 0;  // the bucket: the context length measured (every sequence this long)
   std::string variant;
   int splits = 1;
+  int workers = 0;  // as in CandidateResult
   std::vector<CandidateResult> ranking;  // the winner first, then by measured time
   int rounds = 0;                         // rounds raced at this key
   double seconds = 0.0;                   // wall time of this key's race
@@ -147,7 +157,8 @@ class TableError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-inline constexpr int kTableFormatVersion = 1;
+// 2 added `workers` (balanced launches as candidates); a version-1 file has none, read as 0.
+inline constexpr int kTableFormatVersion = 2;
 
 // The file's form: {"format": "mlalab-tuning-table", "version", "identity", "commit",
 // "created_utc", "batch_buckets", "context_buckets", "pruned", "entries"}, the fields named as
@@ -158,8 +169,8 @@ nlohmann::json table_to_json(const TuningTable& table);
 // and what it holds ("entries[3].splits: expected an integer in [1, 256], got 0"). Beyond the
 // types it checks what the structs promise: buckets ascending and distinct, every entry at a
 // pair of buckets and only one there, num_heads and page_size as DecodeParams allows them,
-// splits in [1, kMaxSplits], us_low ≤ us ≤ us_high with us > 0, the winner ranked first with
-// the entry's variant and splits, and every variant named in a ranking one of the candidates
+// splits in [1, kMaxSplits], workers in [0, kMaxBalancedWorkers] (splits 1 when > 0), us_low ≤ us ≤ us_high with us > 0, the winner ranked first with
+// the entry's variant, splits and workers, and every variant named in a ranking one of the candidates
 // (whose code identity_mismatch checks).
 TuningTable table_from_json(const nlohmann::json& json);
 

@@ -64,7 +64,7 @@ ab::Change speedup_over(const Times& candidate, const Times& reference, double a
 }
 
 std::string config_name(const Entrant& entrant) {
-  return fmt::format("{}/{}", entrant.variant, entrant.splits);
+  return dispatch::config_text(entrant.variant, entrant.splits, entrant.workers);
 }
 
 std::string change_text(const ab::Change& change) {
@@ -192,6 +192,7 @@ RaceOutcome race(std::span<const Entrant> entrants, const SampleFn& sample,
     const TimeEstimate time = estimate_time(racer.times_us, settings.alpha);
     dispatch::CandidateResult result{.variant = racer.entrant->variant,
                                      .splits = racer.entrant->splits,
+                                     .workers = racer.entrant->workers,
                                      .us = time.us,
                                      .us_low = time.low,
                                      .us_high = time.high,

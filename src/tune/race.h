@@ -1,5 +1,5 @@
 #pragma once
-// The race at one tuning key: candidates (variant × split count) measured in interleaved,
+// The race at one tuning key: candidates (variant × split) measured in interleaved,
 // shuffled rounds, and each dropped as soon as it is slower than the leader beyond doubt
 // (successive halving), so that rounds are spent only where candidates are close. Pure logic
 // over a sampling function: the tests race simulated candidates on the CPU.
@@ -31,6 +31,7 @@ namespace mlalab::tune {
 struct Entrant {
   std::string variant{};
   int splits = 1;
+  int workers = 0;         // > 0: a balanced launch (dispatch::CandidateResult::workers)
   bool incumbent = false;  // the existing table's choice for this key
 };
 

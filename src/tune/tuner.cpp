@@ -38,7 +38,8 @@ struct Stopped {};
 // A candidate variant that can run here, with its occupancy for the split model.
 struct FeasibleVariant {
   const kernels::Variant* variant;
-  int ctas_per_sm;
+  kernels::DeviceSlots slots;
+  bool balanced_resident;  // its balanced kernel (more registers, at times) fits on an SM too
 };
 
 void check_request(const TuneRequest& request) {
@@ -148,8 +149,9 @@ class KeyRace {
 };
 
 std::string result_text(const dispatch::CandidateResult& result) {
-  return fmt::format("{}/{} {:.2f} µs [{:.2f}, {:.2f}]", result.variant, result.splits, result.us,
-                     result.us_low, result.us_high);
+  return fmt::format("{} {:.2f} µs [{:.2f}, {:.2f}]",
+                     dispatch::config_text(result.variant, result.splits, result.workers),
+                     result.us, result.us_low, result.us_high);
 }
 
 }  // namespace
@@ -174,6 +176,17 @@ std::vector<int> split_candidates(int batch, int head_blocks, int context, int b
   return splits;
 }
 
+std::vector<SplitPolicy> candidate_splits(int batch, int head_blocks, int context, int block_t,
+                                          int sm_count, int ctas_per_sm, bool balanced_resident) {
+  std::vector<SplitPolicy> splits;
+  for (const int count :
+       split_candidates(batch, head_blocks, context, block_t, sm_count, ctas_per_sm)) {
+    splits.push_back({.kind = SplitPolicy::Kind::kFixed, .value = count});
+  }
+  if (balanced_resident) splits.push_back({.kind = SplitPolicy::Kind::kBalanced});
+  return splits;
+}
+
 TuneSummary tune(const TuneRequest& request, std::optional<dispatch::TuningTable> existing,
                  const std::function<void(const dispatch::TuningTable&)>& on_key_done,
                  std::ostream& progress, const std::atomic<int>* stop_signal) {
@@ -194,7 +207,8 @@ TuneSummary tune(const TuneRequest& request, std::optional<dispatch::TuningTable
     const dispatch::Placement placement =
         dispatch::judge_here(variant->shape, d_qk, request.smem_limit);
     if (placement.verdict.feasible && placement.ctas_per_sm() > 0) {
-      feasible.push_back({variant, placement.ctas_per_sm()});
+      feasible.push_back({variant, placement.slots(device->sm_count),
+                          placement.usage.max_balanced_ctas_per_sm.value_or(1) > 0});
     } else {
       table.pruned.push_back({.variant = variant->name,
                               .reason = placement.verdict.feasible
@@ -255,19 +269,20 @@ TuneSummary tune(const TuneRequest& request, std::optional<dispatch::TuningTable
       std::vector<Entrant> entrants;
       std::vector<KernelConfig> configs;
       std::vector<kernels::LaunchPlan> plans;
-      const auto add = [&](const FeasibleVariant& candidate, int splits, bool is_incumbent) {
-        const KernelConfig config{.shape = candidate.variant->shape,
-                                  .split = {.kind = SplitPolicy::Kind::kFixed, .value = splits}};
-        const kernels::LaunchPlan plan = key.plan(
-            config, {.sm_count = device->sm_count, .ctas_per_sm = candidate.ctas_per_sm});
+      const auto add = [&](const FeasibleVariant& candidate, SplitPolicy split,
+                           bool is_incumbent) {
+        const KernelConfig config{.shape = candidate.variant->shape, .split = split};
+        const kernels::LaunchPlan plan = key.plan(config, candidate.slots);
         for (Entrant& entrant : entrants) {
-          if (entrant.variant == candidate.variant->name && entrant.splits == plan.num_splits) {
+          if (entrant.variant == candidate.variant->name && entrant.splits == plan.num_splits &&
+              entrant.workers == plan.workers) {
             entrant.incumbent = entrant.incumbent || is_incumbent;
             return;
           }
         }
         entrants.push_back({.variant = candidate.variant->name,
                             .splits = plan.num_splits,
+                            .workers = plan.workers,
                             .incumbent = is_incumbent});
         configs.push_back(config);
         plans.push_back(plan);
@@ -275,13 +290,13 @@ TuneSummary tune(const TuneRequest& request, std::optional<dispatch::TuningTable
       for (const FeasibleVariant& candidate : feasible) {
         const int head_blocks = (request.num_heads + candidate.variant->shape.block_h - 1) /
                                 candidate.variant->shape.block_h;
-        for (const int splits :
-             split_candidates(batch, head_blocks, context, candidate.variant->shape.block_t,
-                              device->sm_count, candidate.ctas_per_sm)) {
-          add(candidate, splits, false);
+        for (const SplitPolicy& split : candidate_splits(
+                 batch, head_blocks, context, candidate.variant->shape.block_t,
+                 device->sm_count, candidate.slots.ctas_per_sm, candidate.balanced_resident)) {
+          add(candidate, split, false);
         }
         if (incumbent != nullptr && incumbent->variant == candidate.variant->name) {
-          add(candidate, incumbent->splits, true);
+          add(candidate, dispatch::tuned_split(incumbent->splits, incumbent->workers), true);
         }
       }
 
@@ -291,12 +306,13 @@ TuneSummary tune(const TuneRequest& request, std::optional<dispatch::TuningTable
       std::vector<std::size_t> timer_of;
       for (std::size_t i = 0; i < entrants.size(); ++i) {
         if (failures[i]) {
-          progress << fmt::format("  WRONG RESULT {}/{}: {}\n", entrants[i].variant,
-                                  entrants[i].splits, *failures[i]);
+          const std::string config = dispatch::config_text(
+              entrants[i].variant, entrants[i].splits, entrants[i].workers);
+          progress << fmt::format("  WRONG RESULT {}: {}\n", config, *failures[i]);
           table.pruned.push_back(
               {.variant = entrants[i].variant,
-               .reason = fmt::format("wrong result at batch {}, context {}, {} splits: {}", batch,
-                                     context, entrants[i].splits, *failures[i])});
+               .reason = fmt::format("wrong result at batch {}, context {}, {}: {}", batch,
+                                     context, config, *failures[i])});
           continue;
         }
         checked.push_back(entrants[i]);
@@ -331,6 +347,7 @@ TuneSummary tune(const TuneRequest& request, std::optional<dispatch::TuningTable
                                  .context = context,
                                  .variant = checked[outcome.winner].variant,
                                  .splits = checked[outcome.winner].splits,
+                                 .workers = checked[outcome.winner].workers,
                                  .ranking = std::move(outcome.ranking),
                                  .rounds = outcome.rounds,
                                  .seconds = seconds_since(key_started),

@@ -5,7 +5,7 @@
 //      replicated over ≥ 4 × L2 so that every timed call reads its KV from HBM (as bench and
 //      the A/B lab time a call);
 //   2. the candidates: every candidate variant that judge_here finds feasible (the others are
-//      pruned once, with their reasons), each with the split counts of split_candidates;
+//      pruned once, with their reasons), each with the splits of candidate_splits;
 //   3. each candidate checked once against the fp64 reference (a wrong one is dropped, with
 //      the mismatch as its outcome), then raced (race.h): a sample is the median over
 //      `launches_per_sample` CUDA-graph replays of one call per replica.
@@ -42,6 +42,13 @@ struct TuneRequest {
 // combine), each capped so that every split has a step of tokens; ascending, distinct.
 std::vector<int> split_candidates(int batch, int head_blocks, int context, int block_t,
                                   int sm_count, int ctas_per_sm);
+
+// Everything a variant races at a key: split_candidates as fixed splits, then, when its
+// balanced kernel fits on an SM, the balanced launch (one wave of workers sharing the batch's
+// tokens): where no split count fills whole waves, e.g. at H = 128 with one 64-head CTA per
+// SM, batch 80 makes 160 CTAs per split.
+std::vector<SplitPolicy> candidate_splits(int batch, int head_blocks, int context, int block_t,
+                                          int sm_count, int ctas_per_sm, bool balanced_resident);
 
 struct TuneSummary {
   dispatch::TuningTable table;

@@ -138,6 +138,24 @@ TEST(ResolveLaunch, ATableEntryGivesItsVariantAndFixedSplit) {
   EXPECT_EQ(resolved.plan.workspace_bytes, 1313280u);
 }
 
+// An entry may be a balanced launch: its workers per head block, whatever the batch (the
+// tuner raced one wave of them). h64_t32_w8_s2 holds all 16 heads in one head block, so 6
+// workers are 6 CTAs, and no sequence is split.
+TEST(ResolveLaunch, ABalancedEntryGivesItsWorkers) {
+  require_compiled(kTabledVariant);
+  TuningTable table = table_here();
+  table.entries[0].workers = 6;
+  table.entries[0].splits = 1;
+  const ResolvedLaunch resolved = resolve(&table, {.batch = 5, .max_context = 1000});
+  EXPECT_EQ(resolved.source, "table: entry batch 8, context 1024");
+  EXPECT_EQ(resolved.config.split,
+            (SplitPolicy{.kind = SplitPolicy::Kind::kBalanced, .value = 6}));
+  EXPECT_EQ(resolved.plan.workers, 6);
+  EXPECT_EQ(resolved.plan.num_splits, 1);
+  EXPECT_EQ(resolved.plan.ctas, 6);
+  EXPECT_GT(resolved.plan.workspace_bytes, 0u);
+}
+
 // A key the table has no entry for (batch bucket 64) gets the default, as without a table.
 TEST(ResolveLaunch, AKeyWithoutATableEntryGetsTheDefault) {
   require_compiled(kPortableDefault);

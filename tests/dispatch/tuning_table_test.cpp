@@ -87,7 +87,7 @@ TableIdentity h200_identity() {
 }
 
 // The key's race: the winner with `splits`, the runner-up 4 % slower with twice the splits, the
-// third dropped 11 % slower. Times grow with the key so that no two entries hold the same
+// third, a balanced launch of 66 workers, dropped 11 % slower. Times grow with the key so that no two entries hold the same
 // numbers; 8.25 + 0.5 · batch + context / 512 µs for the winner (10.75 at batch 1, context
 // 1024).
 TableEntry raced_entry(int batch, int context, int splits, const char* winner,
@@ -119,6 +119,7 @@ TableEntry raced_entry(int batch, int context, int splits, const char* winner,
                        .outcome = "runner-up"},
                       {.variant = third,
                        .splits = 1,
+                       .workers = 66,
                        .us = us * 1.11,
                        .us_low = us * 1.09,
                        .us_high = us * 1.13,
@@ -133,6 +134,13 @@ TableEntry raced_entry(int batch, int context, int splits, const char* winner,
           .decision = batch == 8 ? "kept: the incumbent, not beaten beyond the noise" : "new"};
 }
 
+// The entry with its winner a balanced launch of 66 workers per head block (one split).
+TableEntry balanced_winner(TableEntry entry) {
+  entry.splits = entry.ranking[0].splits = 1;
+  entry.workers = entry.ranking[0].workers = 66;
+  return entry;
+}
+
 TuningTable h200_table() {
   return {.identity = h200_identity(),
           .commit = "fef29cd",
@@ -145,7 +153,7 @@ TuningTable h200_table() {
           .entries = {raced_entry(1, 1024, 8, kSmallTiles, kWideTiles, kWgmma),
                       raced_entry(1, 4096, 16, kSmallTiles, kWgmma, kWideTiles),
                       raced_entry(8, 1024, 2, kWideTiles, kSmallTiles, kWgmma),
-                      raced_entry(8, 4096, 4, kWgmma, kWideTiles, kSmallTiles)}};
+                      balanced_winner(raced_entry(8, 4096, 4, kWgmma, kWideTiles, kSmallTiles))}};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -158,7 +166,8 @@ TEST(TuningTableFind, ServesACallByItsBuckets) {
   EXPECT_EQ(entry->batch, 8);
   EXPECT_EQ(entry->context, 4096);
   EXPECT_EQ(entry->variant, kWgmma);
-  EXPECT_EQ(entry->splits, 4);
+  EXPECT_EQ(entry->splits, 1);
+  EXPECT_EQ(entry->workers, 66);
 
   entry = table.find(1, 1);
   ASSERT_NE(entry, nullptr);
@@ -219,10 +228,36 @@ TEST(TuningTableJson, WritesTheDocumentedForm) {
   EXPECT_EQ(entry["batch"], 8);
   EXPECT_EQ(entry["context"], 4096);
   EXPECT_EQ(entry["variant"], kWgmma);
-  EXPECT_EQ(entry["splits"], 4);
+  EXPECT_EQ(entry["splits"], 1);
+  EXPECT_EQ(entry["workers"], 66);
   EXPECT_TRUE(entry["ranking"][0]["change_pct"].is_null());
   EXPECT_EQ(entry["ranking"][1]["change_pct"], -3.85);
   EXPECT_EQ(entry["ranking"][1]["splits"], 8);
+  EXPECT_EQ(entry["ranking"][1]["workers"], 0);
+}
+
+// Version 1 had no workers: its entries read as split launches.
+TEST(TuningTableJson, AVersionOneTableReadsAsSplitLaunches) {
+  nlohmann::json json = table_to_json(h200_table());
+  json["version"] = 1;
+  for (nlohmann::json& entry : json["entries"]) {
+    entry.erase("workers");
+    for (nlohmann::json& result : entry["ranking"]) result.erase("workers");
+  }
+  json["entries"][3]["splits"] = json["entries"][3]["ranking"][0]["splits"] = 4;
+  const TuningTable table = table_from_json(json);
+  for (const TableEntry& entry : table.entries) {
+    EXPECT_EQ(entry.workers, 0);
+    for (const CandidateResult& result : entry.ranking) EXPECT_EQ(result.workers, 0);
+  }
+  EXPECT_EQ(table.find_bucket(8, 4096)->splits, 4);
+}
+
+TEST(TunedSplit, WorkersMakeABalancedLaunch) {
+  EXPECT_EQ(tuned_split(4, 0), (SplitPolicy{.kind = SplitPolicy::Kind::kFixed, .value = 4}));
+  EXPECT_EQ(tuned_split(1, 66), (SplitPolicy{.kind = SplitPolicy::Kind::kBalanced, .value = 66}));
+  EXPECT_EQ(config_text(kWgmma, 4, 0), "wgmma_h64_t64_w8_s2/4");
+  EXPECT_EQ(config_text(kWgmma, 1, 66), "wgmma_h64_t64_w8_s2/balanced:66");
 }
 
 TEST(TuningTableJson, RoundTripKeepsEveryField) {
@@ -284,7 +319,7 @@ INSTANTIATE_TEST_SUITE_P(
         Malformation{"other_format", [](auto& json) { json["format"] = "mlalab-results"; },
                      "format: not an mlalab tuning table"},
         Malformation{"newer_version", [](auto& json) { json["version"] = 99; },
-                     "version: 99 is newer than this build reads (1)"},
+                     "version: 99 is newer than this build reads (2)"},
         Malformation{"version_not_integer", [](auto& json) { json["version"] = "1"; },
                      R"(version: expected an integer ≥ 1, got "1")"},
         Malformation{"missing_entries", [](auto& json) { json.erase("entries"); },
@@ -332,6 +367,19 @@ INSTANTIATE_TEST_SUITE_P(
                      "entries[3].splits: expected an integer in [1, 256], got 0"},
         Malformation{"splits_fractional", [](auto& json) { json["entries"][3]["splits"] = 4.5; },
                      "entries[3].splits: expected an integer in [1, 256], got 4.5"},
+        Malformation{"workers_missing", [](auto& json) { json["entries"][1].erase("workers"); },
+                     "entries[1].workers: missing (expected an integer in [0, 1024])"},
+        Malformation{"workers_too_many",
+                     [](auto& json) { json["entries"][0]["ranking"][2]["workers"] = 5000; },
+                     "entries[0].ranking[2].workers: expected an integer in [0, 1024], got 5000"},
+        Malformation{"workers_with_splits",
+                     [](auto& json) { json["entries"][0]["ranking"][2]["splits"] = 3; },
+                     "entries[0].ranking[2].workers: expected 0 (a balanced launch has 1 "
+                     "split; splits is 3), got 66"},
+        Malformation{"winner_workers_differ",
+                     [](auto& json) { json["entries"][3]["ranking"][0]["workers"] = 60; },
+                     "entries[3].ranking[0].workers: expected 66, the entry's workers (the "
+                     "winner is ranked first), got 60"},
         Malformation{"variant_not_a_candidate",
                      [](auto& json) { json["entries"][0]["variant"] = "h16_t32_w4_s2"; },
                      "entries[0].variant: expected one of identity.candidates (h16_t16_w4_s2, "
@@ -411,7 +459,7 @@ TEST(TuningTableFile, IsIndentedWithTheFormatFirst) {
   const auto path = temporary_path(".json");
   write_table(h200_table(), path.string());
   const std::string text = file_text(path);
-  const std::string opening = "{\n  \"format\": \"mlalab-tuning-table\",\n  \"version\": 1,\n";
+  const std::string opening = "{\n  \"format\": \"mlalab-tuning-table\",\n  \"version\": 2,\n";
   EXPECT_EQ(text.substr(0, opening.size()), opening);
   EXPECT_NE(text.find("\n      \"batch\": 1,\n      \"context\": 1024,\n      \"variant\": "
                       "\"h16_t16_w4_s2\",\n      \"splits\": 8,\n"),

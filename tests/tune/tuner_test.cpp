@@ -49,5 +49,23 @@ TEST(SplitCandidates, AreCappedSoEverySplitHasTokens) {
   }
 }
 
+// H = 128 with one 64-head CTA per SM at batch 80: 160 CTAs per split, so no split count fills
+// whole waves; the balanced launch (one wave of workers) races beside the split counts.
+TEST(CandidateSplits, TheSplitCountsThenTheBalancedLaunch) {
+  const std::vector<SplitPolicy> splits = candidate_splits(80, 2, 4096, 64, kH200Sms, 1, true);
+  const std::vector<int> counts = split_candidates(80, 2, 4096, 64, kH200Sms, 1);
+  ASSERT_EQ(splits.size(), counts.size() + 1);
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    EXPECT_EQ(splits[i], (SplitPolicy{.kind = SplitPolicy::Kind::kFixed, .value = counts[i]}));
+  }
+  EXPECT_EQ(splits.back(), (SplitPolicy{.kind = SplitPolicy::Kind::kBalanced, .value = 0}));
+}
+
+TEST(CandidateSplits, NoBalancedLaunchWhenItsKernelDoesNotFit) {
+  for (const SplitPolicy& split : candidate_splits(80, 2, 4096, 64, kH200Sms, 1, false)) {
+    EXPECT_EQ(split.kind, SplitPolicy::Kind::kFixed);
+  }
+}
+
 }  // namespace
 }  // namespace mlalab::tune
