@@ -52,8 +52,8 @@ struct Traits {
   static constexpr int kProbRow = prob_row_elems(kBlockT);
 };
 
-constexpr int kCoreMatrixBytes = kCoreRows * kChunkBytes;
-constexpr int kKStepBytes = 2 * kCoreMatrixBytes;  // 16 columns of d_qk: two core matrices
+constexpr int kKStepBytes = 16 * 2;  // 16 columns of d_qk: a quarter of a span
+constexpr int kKStepsPerSpan = kSpanElems / 16;
 // k-steps of S = Q·Kᵀ: 32 in V4 (d_qk 512), 36 in V3 (576); the family supports exactly these.
 constexpr int kCommonKSteps = dims_of(Layout::kV4).d_qk / 16;
 constexpr int kMaxKSteps = dims_of(Layout::kV3).d_qk / 16;
@@ -61,12 +61,11 @@ static_assert(kCommonKSteps <= kMaxKSteps);
 
 // The copy warpgroup's share of a tile: copy warp w takes the 8-row groups w, w + 4, ...;
 // in each, lane l copies row 8g + l % 8, chunks l / 8, l / 8 + 4, ... of it, so one
-// instruction of a warp fills 512 contiguous bytes of shared memory (8 rows × 4 consecutive
-// core matrices). `sources[i]` is the lane's row of its i-th group (nullptr: masked,
-// zero-filled); `any_global` is any mapped global address, which a masked copy names but
-// never reads.
+// instruction of a warp fills half of one 1,024-byte atom (8 rows × 4 units, each bank 4
+// times: the fewest wavefronts). `sources[i]` is the lane's row of its i-th group (nullptr:
+// masked, zero-filled); `any_global` is any mapped global address, which a masked copy names
+// but never reads.
 constexpr int kCopyWarps = kCopyThreads / 32;
-constexpr int kCopyLanesPerRow = 32 / kCoreRows;
 
 template <int kRows>
 constexpr int copy_groups_per_warp() {
@@ -84,19 +83,23 @@ template <int kRows>
 __device__ __forceinline__ void copy_tile_async(
     std::uint32_t tile, int d_qk, const bf16* any_global,
     const bf16* const (&sources)[copy_groups_per_warp<kRows>()]) {
-  const int lane = threadIdx.x % 32;
-  const int chunks = d_qk / kChunkElems;
+  // In every span the lane copies units `unit` and `unit` + 4 of its row, swizzled.
+  const int unit = threadIdx.x % 32 / kCoreRows;
+  const int spans = d_qk / kSpanElems;
 #pragma unroll
   for (int i = 0; i < copy_groups_per_warp<kRows>(); ++i) {
     const int row = copy_row(i);
     const bf16* source = sources[i];
     const bool valid = source != nullptr;
-    const std::uint32_t destination =
-        tile + row / kCoreRows * row_group_bytes(d_qk) + row % kCoreRows * kChunkBytes;
-#pragma unroll 6
-    for (int chunk = lane / kCoreRows; chunk < chunks; chunk += kCopyLanesPerRow) {
-      const bf16* chunk_source = valid ? source + chunk * kChunkElems : any_global;
-      cp_async_16(destination + chunk * kCoreMatrixBytes, chunk_source, valid);
+    const std::uint32_t low = tile + row * kSpanBytes + (unit ^ row % kCoreRows) * kChunkBytes;
+    const std::uint32_t high = low ^ (4 * kChunkBytes);  // unit + 4: bit 2 of the unit flips
+#pragma unroll 3
+    for (int span = 0; span < spans; ++span) {
+      const int chunk = span * 8 + unit;
+      const std::uint32_t offset = span * span_stride_bytes(kRows);
+      cp_async_16(low + offset, valid ? source + chunk * kChunkElems : any_global, valid);
+      cp_async_16(high + offset, valid ? source + (chunk + 4) * kChunkElems : any_global,
+                  valid);
     }
   }
 }
@@ -107,7 +110,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #ifdef MLALAB_WGMMA_AVAILABLE
   using T = Traits<kBlockT, kStages>;
   const DecodeParams& p = args.params;
-  extern __shared__ __align__(128) unsigned char smem_base[];
+  // 1,024-byte aligned: every swizzle atom of the tiles starts on a 1,024-byte boundary.
+  extern __shared__ __align__(1024) unsigned char smem_base[];
   const SmemPlan plan = plan_smem(T::kShape, p.d_qk);
   const std::uint32_t q_tile = smem_address(smem_base);
   const std::uint32_t kv_tiles = q_tile + plan.q_bytes;
@@ -199,7 +203,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   // ---- The MMA warpgroups --------------------------------------------------------------
   const int warp_group = threadIdx.x / 128;
   const int warp_in_group = threadIdx.x / 32 % 4;
-  const int group_bytes = row_group_bytes(p.d_qk);
 
   // In every accumulator this thread holds head rows `rows[0]` and `rows[1]` (the wgmma
   // layout: warp w of a group owns rows 16w..16w+15), and in each 8-column block the two
@@ -208,7 +211,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int column_in_block = 2 * (lane % 4);
   // Q is the K-major A operand, K the K-major B operand (this group's token half), V the
   // MN-major B operand (this group's d_v columns) of the same tile.
-  const std::uint64_t q_desc = matrix_descriptor(q_tile, kCoreMatrixBytes, group_bytes);
+  const std::uint64_t q_desc = matrix_descriptor(q_tile, 16, kAtomBytes);
   const int k_steps = p.d_qk / 16;
 
   int ring_tile = 0;  // as the copy warpgroup counts
@@ -232,12 +235,15 @@ __global__ void __launch_bounds__(kThreads, 1)
       // ---- 1. S = Q·Kᵀ for this group's tokens -----------------------------------------
       // No zeroing: the first MMA overwrites.
       float scores[T::kScoreFloats];
-      const std::uint64_t k_desc = matrix_descriptor(
-          kv_tile + warp_group * (T::kGroupTokens / kCoreRows) * group_bytes, kCoreMatrixBytes,
-          group_bytes);
+      const std::uint64_t k_desc =
+          matrix_descriptor(kv_tile + warp_group * T::kGroupTokens * kSpanBytes, 16, kAtomBytes);
+      // k-step k reads columns 16k..16k+15: span k / 4, a quarter of it in.
       auto score_mma = [&]<bool kAccumulate>(int k) {
-        const std::uint64_t a = advance(q_desc, k * kKStepBytes);
-        const std::uint64_t b = advance(k_desc, k * kKStepBytes);
+        const int in_span = k % kKStepsPerSpan * kKStepBytes;
+        const std::uint64_t a =
+            advance(q_desc, k / kKStepsPerSpan * span_stride_bytes(kBlockH) + in_span);
+        const std::uint64_t b =
+            advance(k_desc, k / kKStepsPerSpan * span_stride_bytes(kBlockT) + in_span);
         if constexpr (T::kGroupTokens == 16) {
           mma_m64n16k16_ss<kAccumulate>(scores, a, b);
         } else {
@@ -319,11 +325,10 @@ __global__ void __launch_bounds__(kThreads, 1)
                     smem_address(probs + (warp_in_group * 16 + lane % 16) * T::kProbRow +
                                  kk * 16 + lane / 16 * 8));
       }
-      // V as B: core matrices along K (8 tokens) are a row group apart, along N (8 columns)
-      // one core matrix apart.
+      // V as the MN-major B: 64 columns per span (spans span_stride apart), 8 tokens per atom.
       const std::uint64_t v_desc = matrix_descriptor(
-          kv_tile + warp_group * (T::kGroupColumns / kChunkElems) * kCoreMatrixBytes, group_bytes,
-          kCoreMatrixBytes);
+          kv_tile + warp_group * (T::kGroupColumns / kSpanElems) * span_stride_bytes(kBlockT),
+          span_stride_bytes(kBlockT), kAtomBytes);
       fence_operands();
 #pragma unroll
       for (int kk = 0; kk < T::kPvKSteps; ++kk) {
@@ -331,8 +336,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int tile = 0; tile < T::kPvTiles; ++tile) {
           mma_m64n64k16_rs_transposed_b(
               out_acc[tile], p_frag[kk],
-              advance(v_desc, kk * 2 * group_bytes +
-                                  tile * (T::kPvN / kChunkElems) * kCoreMatrixBytes));
+              advance(v_desc, kk * 2 * kAtomBytes +
+                                  tile * (T::kPvN / kSpanElems) * span_stride_bytes(kBlockT)));
         }
       }
       commit_group();

@@ -11,16 +11,17 @@
 
 namespace mlalab::kernels::wgmma {
 
-// A shared-memory matrix descriptor for the no-swizzle canonical layout (traits.h): start
-// address, leading byte offset (between core matrices adjacent along K) and stride byte
-// offset (between core matrices adjacent along M or N), each in 16-byte units; swizzle
-// mode 0 and base offset 0.
+// A shared-memory matrix descriptor for the 128-byte-swizzled layout (traits.h): start
+// address, leading byte offset and stride byte offset, each in 16-byte units; swizzle mode 1
+// (128 bytes), base offset 0 (every atom starts on a 1,024-byte boundary). K-major operands:
+// stride = between 8-row atoms, leading unused (1). MN-major: leading = between 64-column
+// spans, stride = between 8-row atoms along K.
 __device__ __forceinline__ std::uint64_t matrix_descriptor(std::uint32_t smem_address,
                                                            std::uint32_t leading_bytes,
                                                            std::uint32_t stride_bytes) {
   return static_cast<std::uint64_t>((smem_address & 0x3FFFF) >> 4) |
          (static_cast<std::uint64_t>(leading_bytes >> 4) << 16) |
-         (static_cast<std::uint64_t>(stride_bytes >> 4) << 32);
+         (static_cast<std::uint64_t>(stride_bytes >> 4) << 32) | (std::uint64_t{1} << 62);
 }
 
 // Moves a descriptor's start address by `bytes` (a multiple of 16, staying in the window).

@@ -31,12 +31,18 @@ constexpr int kCoreRows = 8;         // rows of a core matrix
 // P rows are read by ldmatrix; 8 extra bf16 make their 8-row reads conflict-free.
 constexpr int kProbPadElems = 8;
 
-// Tiles of q and KV rows are stored as wgmma's no-swizzle canonical layout: 8-row groups of
-// 8×16-byte core matrices, a group's core matrices consecutive along d_qk. So row r, chunk c
-// (columns 8c..8c+7) lives at  (r / 8) · row_group_bytes + c · 128 + (r % 8) · 16.  Every
-// core matrix is 128 contiguous bytes: conflict-free for the tensor cores, and the same
-// bytes serve as K-major K (for S) and as MN-major V (for P·V).
-constexpr int row_group_bytes(int d_qk) { return kCoreRows * d_qk * 2; }
+// Tiles of q and KV rows are stored in wgmma's 128-byte-swizzled layout: a row's d_qk
+// columns in spans of 64 (128 bytes); span s of every row of the tile together, rows 128 bytes
+// apart; and in each 1,024-byte atom of 8 rows, the 16-byte unit u of row r stored at unit
+// u ^ (r % 8). So row r, 16-byte chunk c (columns 8c..8c+7) of a tile of `rows` rows lives at
+//   (c / 8) · rows · 128 + r · 128 + ((c % 8) ^ (r % 8)) · 16.
+// The same bytes are the K-major K of S = Q·Kᵀ (8-row atoms 1,024 bytes apart) and the
+// MN-major V of P·V (64 columns per span, 8 tokens per atom); the swizzle spreads the 8 rows
+// of an atom over all 32 banks where the no-swizzle layout's core matrices share them.
+constexpr int kSpanElems = 64;    // columns of a 128-byte span
+constexpr int kSpanBytes = 128;
+constexpr int kAtomBytes = 1024;  // 8 rows of a span: the swizzle's period
+constexpr int span_stride_bytes(int rows) { return rows * kSpanBytes; }
 
 constexpr bool is_valid_shape(VariantShape shape) {
   return shape.family == KernelFamily::kWgmma && shape.block_h == kBlockH &&
