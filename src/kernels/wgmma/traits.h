@@ -25,9 +25,9 @@ constexpr int kCopyThreads = 128;
 constexpr int kThreads = kMmaThreads + kCopyThreads;
 constexpr int kCopyRegisters = 40;   // per copy thread after setmaxnreg
 constexpr int kMmaRegisters = 232;   // per MMA thread: 256·232 + 128·40 ≤ 65,536
-constexpr int kChunkBytes = 16;      // one cp.async, one row of an 8×8 core matrix
+constexpr int kChunkBytes = 16;      // one cp.async, one swizzle unit
 constexpr int kChunkElems = 8;       // bf16 per chunk
-constexpr int kCoreRows = 8;         // rows of a core matrix
+constexpr int kCoreRows = 8;         // rows of a swizzle atom (and of an MMA fragment row group)
 // P rows are read by ldmatrix; 8 extra bf16 make their 8-row reads conflict-free.
 constexpr int kProbPadElems = 8;
 
@@ -37,8 +37,9 @@ constexpr int kProbPadElems = 8;
 // u ^ (r % 8). So row r, 16-byte chunk c (columns 8c..8c+7) of a tile of `rows` rows lives at
 //   (c / 8) · rows · 128 + r · 128 + ((c % 8) ^ (r % 8)) · 16.
 // The same bytes are the K-major K of S = Q·Kᵀ (8-row atoms 1,024 bytes apart) and the
-// MN-major V of P·V (64 columns per span, 8 tokens per atom); the swizzle spreads the 8 rows
-// of an atom over all 32 banks where the no-swizzle layout's core matrices share them.
+// MN-major V of P·V (64 columns per span, 8 tokens per atom). The tensor cores read this
+// layout at full rate; the no-swizzle core-matrix layout it replaced cost the family 40 % of
+// its time at H = 128 (docs/perf-notes.md, version 11).
 constexpr int kSpanElems = 64;    // columns of a 128-byte span
 constexpr int kSpanBytes = 128;
 constexpr int kAtomBytes = 1024;  // 8 rows of a span: the swizzle's period
@@ -51,8 +52,8 @@ constexpr bool is_valid_shape(VariantShape shape) {
 }
 
 struct SmemPlan {
-  int q_bytes;         // 64 rows of q, canonical layout
-  int kv_stage_bytes;  // one KV tile: block_t rows, canonical layout
+  int q_bytes;         // 64 rows of q, swizzled layout
+  int kv_stage_bytes;  // one KV tile: block_t rows, swizzled layout
   int kv_bytes;        // stages · kv_stage_bytes
   int prob_bytes;      // P tile, bf16, padded rows
   int row_stat_bytes;  // per warpgroup and head row: the half-step max, then the final sum
