@@ -56,7 +56,9 @@ std::string row_progress(const BenchRow& row, std::size_t index, std::size_t tot
   if (row.status != RowStatus::kOk) return line + row.status_text();
   line += fmt::format("{:.1f} us, {:.4g} GB/s", row.us, row.gbps);
   if (row.pct_read_bw) line += fmt::format(" ({:.1f}% of read)", *row.pct_read_bw);
-  line += fmt::format(", {} samples, splits {}", row.samples, row.splits);
+  line += row.workers > 0
+              ? fmt::format(", {} samples, balanced: {} workers", row.samples, row.workers)
+              : fmt::format(", {} samples, splits {}", row.samples, row.splits);
   return line;
 }
 

@@ -62,10 +62,12 @@ void print_grid(const dispatch::TuningTable& table) {
     std::vector<std::string> line = {std::to_string(batch)};
     for (const int context : table.context_buckets) {
       const dispatch::TableEntry* entry = table.find_bucket(batch, context);
-      line.push_back(entry == nullptr ? "-"
-                                      : fmt::format("{} {:.1f} µs",
-                                                    dispatch::config_text(entry->variant, entry->splits, entry->workers),
-                                                    entry->winner().us));
+      line.push_back(entry == nullptr
+                         ? "-"
+                         : fmt::format("{} {:.1f} µs",
+                                       dispatch::config_text(entry->variant, entry->splits,
+                                                             entry->workers),
+                                       entry->winner().us));
     }
     lines.push_back(std::move(line));
   }
@@ -99,8 +101,8 @@ int explain(const TuneOptions& options) {
     return kExitOk;
   }
   fmt::print("chosen: {} ({}); raced {} rounds in {}\n\n",
-             dispatch::config_text(entry->variant, entry->splits, entry->workers), entry->decision, entry->rounds,
-             report::duration_text(entry->seconds));
+             dispatch::config_text(entry->variant, entry->splits, entry->workers), entry->decision,
+             entry->rounds, report::duration_text(entry->seconds));
   fmt::print("{:>4}  {:<32}  {:>26}  {:>28}  {:>7}  {}\n", "rank", "variant/split",
              "µs per call [99 % interval]", "throughput vs the chosen", "samples", "outcome");
   int rank = 0;
@@ -186,8 +188,9 @@ std::string footer() {
 sequence as long as the context bucket, pages scattered), prunes the variants that cannot run
 here (shared memory, spills, occupancy: 'mlalab configs' shows why), checks every candidate
 (variant x split: the heuristic's split count h, h/2, 2h, the most that fit one wave, 1, and
-the balanced launch, one wave of workers sharing the batch's tokens) against the fp64 reference, then races them in shuffled rounds: each round times every candidate still
-racing (the median of --launches CUDA-graph replays); from round 3 on, a candidate slower than
+the balanced launch, one wave of workers sharing the batch's tokens) against the fp64
+reference, then races them in shuffled rounds: each round times every candidate still racing
+(the median of --launches CUDA-graph replays); from round 3 on, a candidate slower than
 the leader beyond doubt (the 99 % interval of their paired log time ratio, the A/B lab's
 statistic, lies wholly on the slower side) is dropped. A key ends with one candidate left, or
 after --max-rounds rounds. The table is written after every key: an interrupted run keeps them.

@@ -1,6 +1,6 @@
 #pragma once
 // Graph-safe dispatch: what a serving engine calls every decode step. Everything a launch
-// needs (variant, split count, grid, workspace) is resolved by prepare(), before any CUDA-graph
+// needs (variant, split, grid, workspace) is resolved by prepare(), before any CUDA-graph
 // capture; while a stream is capturing, run() only looks up what was prepared, so a capture
 // never contains a benchmark, an allocation or a synchronize.
 //
@@ -47,7 +47,7 @@ struct DispatchKey {
 
 // What one key resolved to.
 struct ResolvedLaunch {
-  KernelConfig config;       // the variant, and its split as fixed:N
+  KernelConfig config;       // the variant, and its split as fixed:N or balanced:W
   kernels::LaunchPlan plan;  // grid and workspace
   std::string source;        // "table: entry batch 8, context 4096" or "default: ..."
 };

@@ -1,15 +1,16 @@
 #pragma once
 // The tuning table: for one (layout, heads, page size) on one GPU and build, the variant and
-// split (a count per sequence, or a balanced launch) that `mlalab tune` measured fastest at each key (batch bucket, context bucket),
-// with the evidence (its time with interval, the runner-up, every raced candidate). A
-// Dispatcher reads it; nothing else decides from it.
+// split (a count per sequence, or a balanced launch) that `mlalab tune` measured fastest at
+// each key (batch bucket, context bucket), with the evidence (its time with interval, the
+// runner-up, every raced candidate). A Dispatcher reads it; nothing else decides from it.
 //
 // Buckets. A table is tuned at a list of batch sizes and a list of context lengths; each is a
 // bucket's upper end, and what was measured. A call of batch b whose longest sequence has L
 // tokens is served by the entry of the smallest tuned batch ≥ b and the smallest tuned context
 // ≥ L, i.e. by the measurement of the nearest problem at least as large; past the largest
-// tuned value, by the largest. The config is correct for any batch and length (the split is a
-// count, capped per call so every split has tokens); only its speed was measured elsewhere.
+// tuned value, by the largest. The config is correct for any batch and length (a split count
+// is capped per call so every split has tokens; a balanced launch's workers share whatever
+// tokens there are); only its speed was measured elsewhere.
 //
 // Identity. Everything that can change the winner is recorded: the GPU (name, SMs, compute
 // capability), the CUDA driver and runtime, the problem (layout, heads, page size), and the
@@ -169,9 +170,10 @@ nlohmann::json table_to_json(const TuningTable& table);
 // and what it holds ("entries[3].splits: expected an integer in [1, 256], got 0"). Beyond the
 // types it checks what the structs promise: buckets ascending and distinct, every entry at a
 // pair of buckets and only one there, num_heads and page_size as DecodeParams allows them,
-// splits in [1, kMaxSplits], workers in [0, kMaxBalancedWorkers] (splits 1 when > 0), us_low ≤ us ≤ us_high with us > 0, the winner ranked first with
-// the entry's variant, splits and workers, and every variant named in a ranking one of the candidates
-// (whose code identity_mismatch checks).
+// splits in [1, kMaxSplits], workers in [0, kMaxBalancedWorkers] (splits 1 when > 0),
+// us_low ≤ us ≤ us_high with us > 0, the winner ranked first with the entry's variant, splits
+// and workers, and every variant named in a ranking one of the candidates (whose code
+// identity_mismatch checks).
 TuningTable table_from_json(const nlohmann::json& json);
 
 // Writes atomically (a temporary `path` + ".tmp" renamed over `path`), indented for people to

@@ -162,6 +162,14 @@ std::string context_lengths_text(std::vector<int> lengths) {
                      lengths.size());
 }
 
+// The baseline's split at a point as the report prints it: "8" (splits per sequence) or
+// "66 workers" (a balanced launch); nullopt when not recorded (command arms).
+std::optional<std::string> baseline_split_text(const ab::PointRecord& point) {
+  if (point.workers > 0) return fmt::format("{} workers", point.workers);
+  if (point.splits > 0) return std::to_string(point.splits);
+  return std::nullopt;
+}
+
 std::string stop_text(const ab::PointRecord& point) {
   if (point.stop_reason == ab::StopReason::kKeepGoing) {
     return point.stop_text.empty() ? "did not stop: the run ended first"
@@ -744,9 +752,7 @@ void how(std::ostream& out, const ab::RunRecord& record) {
   std::vector<std::vector<std::string>> rows;
   for (const ab::PointRecord& point : record.points) {
     rows.push_back({point_label(point.concurrency), context_lengths_text(point.context_lengths),
-                    point.workers > 0  ? fmt::format("{} workers", point.workers)
-                    : point.splits > 0 ? std::to_string(point.splits)
-                                       : "–",
+                    baseline_split_text(point).value_or("–"),
                     std::to_string(point.rounds), std::to_string(point.throttled_samples),
                     duration_text(point.elapsed_s), stop_text(point)});
   }
@@ -933,22 +939,22 @@ void monotonicity(std::ostream& out, const ab::RunRecord& record) {
     out << "Dips: none.\n\n";
     return;
   }
-  const auto splits_at = [&](int concurrency) {
+  const auto split_at = [&](int concurrency) -> std::optional<std::string> {
     for (const ab::PointRecord& point : record.points) {
-      if (point.concurrency == concurrency) return point.splits;
+      if (point.concurrency == concurrency) return baseline_split_text(point);
     }
-    return 0;
+    return std::nullopt;
   };
   for (const ab::Dip& dip : dips) {
-    const int from_splits = splits_at(dip.from_concurrency);
-    const int to_splits = splits_at(dip.to_concurrency);
+    const std::optional<std::string> from_split = split_at(dip.from_concurrency);
+    const std::optional<std::string> to_split = split_at(dip.to_concurrency);
     out << fmt::format("- **{}**: {} → {}: throughput falls by {:.1f}%, beyond the ±{:.1f}% "
                        "band{}.\n",
                        dip.arm, point_label(dip.from_concurrency), point_label(dip.to_concurrency),
                        dip.dip_pct, dip.band_pct,
-                       from_splits > 0 && to_splits > 0 && from_splits != to_splits
-                           ? fmt::format(" (the baseline's splits go {} → {})", from_splits,
-                                         to_splits)
+                       from_split && to_split && *from_split != *to_split
+                           ? fmt::format(" (the baseline's splits go {} → {})", *from_split,
+                                         *to_split)
                            : "");
   }
   out << "\n";

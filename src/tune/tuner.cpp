@@ -295,7 +295,10 @@ TuneSummary tune(const TuneRequest& request, std::optional<dispatch::TuningTable
                  device->sm_count, candidate.slots.ctas_per_sm, candidate.balanced_resident)) {
           add(candidate, split, false);
         }
-        if (incumbent != nullptr && incumbent->variant == candidate.variant->name) {
+        // The incumbent races as it was, unless it was a balanced launch whose kernel no
+        // longer fits (then the key is tuned afresh for this variant).
+        if (incumbent != nullptr && incumbent->variant == candidate.variant->name &&
+            (incumbent->workers == 0 || candidate.balanced_resident)) {
           add(candidate, dispatch::tuned_split(incumbent->splits, incumbent->workers), true);
         }
       }

@@ -73,7 +73,7 @@ TEST(PlannedUsage, V4IsSmallerThanV3) {
   EXPECT_EQ(v4, kH16T32W4S2V3 - (16 + 2 * 32) * 64 * 2);
 }
 
-// The wgmma family's plan: q and KV tiles unpadded (canonical layout), P rows padded by 8,
+// The wgmma family's plan: q and KV tiles unpadded (128-byte-swizzled layout), P rows padded by 8,
 // one float per head row and warpgroup, two 8-byte mbarriers per stage, two 16-byte cursors
 // (a balanced launch's MMA and copy warpgroups walk their parts apart).
 //   wgmma_h64_t64_w8_s2, V3: 64 × 576 × 2 + 2 × 64 × 576 × 2 + 64 × 72 × 2 + 2 × 64 × 4 + 2 × 2 × 8

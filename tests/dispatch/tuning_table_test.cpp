@@ -87,9 +87,9 @@ TableIdentity h200_identity() {
 }
 
 // The key's race: the winner with `splits`, the runner-up 4 % slower with twice the splits, the
-// third, a balanced launch of 66 workers, dropped 11 % slower. Times grow with the key so that no two entries hold the same
-// numbers; 8.25 + 0.5 · batch + context / 512 µs for the winner (10.75 at batch 1, context
-// 1024).
+// third, a balanced launch of 66 workers, dropped 11 % slower. Times grow with the key so that
+// no two entries hold the same numbers; 8.25 + 0.5 · batch + context / 512 µs for the winner
+// (10.75 at batch 1, context 1024).
 TableEntry raced_entry(int batch, int context, int splits, const char* winner,
                        const char* runner_up, const char* third) {
   const double us = 8.25 + 0.5 * batch + context / 512.0;

@@ -4,7 +4,8 @@
 // 1,152 bytes apart; the wgmma operand layouts want it in shared memory either
 //   - as 9 chunks of 64 columns, each a 64 × 128 B tile with the 128-byte swizzle (16-byte unit
 //     u of row r stored at unit u ^ (r % 8)), K-major for S = Q·Kᵀ and MN-major for P·V, or
-//   - in the no-swizzle core-matrix layout of today's wgmma family: 8-row groups 9,216 B apart,
+//   - in the no-swizzle core-matrix layout (the wgmma family's before 9d47d3e, which moved it
+//     to the first): 8-row groups 9,216 B apart,
 //     within a group the 16-byte chunk k of row r at k · 128 + (r % 8) · 16.
 // Each layout is tried as one copy instruction per page (a box over a view of the cache whose
 // strides are not increasing: the driver's documentation describes packed tensors only) and,
@@ -29,7 +30,8 @@ namespace {
 constexpr int kPageRows = 64;
 constexpr int kRowElems = 576;
 constexpr int kRowBytes = kRowElems * 2;
-constexpr int kChunkElems = 64;  // one 128-byte swizzle span
+// A "chunk" here is one 128-byte swizzle span (traits.h's chunks are 16 bytes).
+constexpr int kChunkElems = 64;
 constexpr int kChunks = kRowElems / kChunkElems;
 constexpr int kTileBytes = kPageRows * kRowBytes;  // 73,728
 constexpr int kPages = 5;
@@ -56,8 +58,8 @@ const char* name_of(PageLayout layout) {
 std::pair<int, int> source_of(PageLayout layout, int offset) {
   const int element = offset % 16 / 2;
   if (layout == PageLayout::kCoreMatricesOneBox) {
-    const int group = offset / (kChunks * 8 * 128);
-    const int chunk = offset % (kChunks * 8 * 128) / 128;
+    const int group = offset / (8 * kRowBytes);  // 8 rows of 72 16-byte chunks
+    const int chunk = offset % (8 * kRowBytes) / 128;
     const int row_in_group = offset % 128 / 16;
     return {group * 8 + row_in_group, chunk * 8 + element};
   }

@@ -367,6 +367,19 @@ TEST(MarkdownReport, MonotonicityFlagsTheDipWithTheSplitChange) {
   EXPECT_NE(text.find("- **8 warps**: C16 → C64"), std::string::npos);
 }
 
+// A tuned baseline may launch balanced at some points: the dip note names the workers.
+TEST(MarkdownReport, TheDipNoteNamesABalancedBaselinesWorkers) {
+  ab::RunRecord record = analysed();
+  for (ab::PointRecord& point : record.points) {
+    if (point.concurrency == 64) {
+      point.splits = 1;
+      point.workers = 66;
+    }
+  }
+  const std::string text = markdown_of(record);
+  EXPECT_NE(text.find("(the baseline's splits go 2 → 66 workers)"), std::string::npos);
+}
+
 TEST(MarkdownReport, PointsTableShowsABalancedBaselinesWorkersForItsSplits) {
   ab::RunRecord record = analysed();
   record.points[0].splits = 1;

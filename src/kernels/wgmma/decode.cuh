@@ -42,6 +42,13 @@ struct Traits {
                                        .warps = kWarps,
                                        .stages = kStages};
   static_assert(is_valid_shape(kShape), "variant outside the family's invariants (traits.h)");
+  // The swizzle atoms of every tile start on 1,024-byte boundaries (traits.h), in both layouts.
+  static_assert(plan_smem(kShape, dims_of(Layout::kV3).d_qk).q_bytes % kAtomBytes == 0 &&
+                plan_smem(kShape, dims_of(Layout::kV3).d_qk).kv_stage_bytes % kAtomBytes == 0 &&
+                plan_smem(kShape, dims_of(Layout::kV4).d_qk).q_bytes % kAtomBytes == 0 &&
+                plan_smem(kShape, dims_of(Layout::kV4).d_qk).kv_stage_bytes % kAtomBytes == 0 &&
+                dims_of(Layout::kV3).d_qk % kSpanElems == 0 &&
+                dims_of(Layout::kV4).d_qk % kSpanElems == 0);
 
   static constexpr int kGroupTokens = kBlockT / kWarpGroups;  // N of the S = Q·Kᵀ MMA
   static constexpr int kScoreFloats = kGroupTokens / 2;       // its accumulators per thread

@@ -37,9 +37,11 @@ constexpr int kProbPadElems = 8;
 // u ^ (r % 8). So row r, 16-byte chunk c (columns 8c..8c+7) of a tile of `rows` rows lives at
 //   (c / 8) · rows · 128 + r · 128 + ((c % 8) ^ (r % 8)) · 16.
 // The same bytes are the K-major K of S = Q·Kᵀ (8-row atoms 1,024 bytes apart) and the
-// MN-major V of P·V (64 columns per span, 8 tokens per atom). The tensor cores read this
-// layout at full rate; the no-swizzle core-matrix layout it replaced cost the family 40 % of
-// its time at H = 128 (docs/perf-notes.md, version 11).
+// MN-major V of P·V (64 columns per span, 8 tokens per atom). The no-swizzle core-matrix
+// layout it replaced cost the family 30-40 % of its time at H = 128 (docs/perf-notes.md,
+// version 11). Every tile and atom must start on a 1,024-byte boundary (the descriptors' base
+// offset is 0): the sizes below are multiples of it, and the kernels declare no static
+// shared memory, which would move the dynamic region's start.
 constexpr int kSpanElems = 64;    // columns of a 128-byte span
 constexpr int kSpanBytes = 128;
 constexpr int kAtomBytes = 1024;  // 8 rows of a span: the swizzle's period
