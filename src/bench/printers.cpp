@@ -8,6 +8,7 @@
 #include <ostream>
 #include <string>
 
+#include "core/kernel_config.h"
 #include "core/text_table.h"
 
 namespace mlalab::bench {
@@ -40,9 +41,7 @@ std::vector<std::string> row_cells(const BenchRow& row) {
       std::to_string(row.heads),
       std::to_string(row.context),
       std::to_string(row.page_size),
-      row.workers > 0  ? fmt::format("{} workers", row.workers)
-      : row.splits > 0 ? std::to_string(row.splits)
-                       : std::string(kBlank),
+      resolved_split_text(row.splits, row.workers).value_or(std::string(kBlank)),
       number(fmt::format("{:.1f}", row.us)),
       number(adaptive(row.gbps)),
       timed && row.pct_read_bw ? fmt::format("{:.1f}", *row.pct_read_bw) : std::string(kBlank),

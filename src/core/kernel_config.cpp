@@ -16,6 +16,12 @@ std::optional<int> parse_int(std::string_view text) {
 
 }  // namespace
 
+std::optional<std::string> resolved_split_text(int splits, int workers) {
+  if (workers > 0) return fmt::format("{} workers", workers);
+  if (splits > 0) return std::to_string(splits);
+  return std::nullopt;
+}
+
 std::string SplitPolicy::to_string() const {
   switch (kind) {
     case Kind::kHeuristic: return "heuristic";

@@ -27,6 +27,10 @@ struct SplitPolicy {
 // returns nullopt and, when `error` is given, a message naming the allowed forms.
 std::optional<SplitPolicy> parse_split_policy(std::string_view text, std::string* error = nullptr);
 
+// A launch's resolved split as result tables print it: "66 workers" (a balanced launch), "8"
+// (splits per sequence), nullopt when not known (splits ≤ 0: an arm that is not a kernel).
+std::optional<std::string> resolved_split_text(int splits, int workers);
+
 constexpr int kMaxSplits = 256;
 // A sequence of a balanced launch has at most one part per worker, and the combine keeps one
 // weight per part in shared memory.

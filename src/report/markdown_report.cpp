@@ -18,6 +18,7 @@
 #include "ab/environment.h"
 #include "ab/stats.h"
 #include "ab/verdict.h"
+#include "core/kernel_config.h"
 #include "core/number_text.h"
 #include "core/text_table.h"
 #include "report/change_svg.h"
@@ -160,14 +161,6 @@ std::string context_lengths_text(std::vector<int> lengths) {
   return fmt::format("{}–{}, median {} ({} requests)", group_thousands(lengths.front()),
                      group_thousands(lengths.back()), group_thousands(lengths[lengths.size() / 2]),
                      lengths.size());
-}
-
-// The baseline's split at a point as the report prints it: "8" (splits per sequence) or
-// "66 workers" (a balanced launch); nullopt when not recorded (command arms).
-std::optional<std::string> baseline_split_text(const ab::PointRecord& point) {
-  if (point.workers > 0) return fmt::format("{} workers", point.workers);
-  if (point.splits > 0) return std::to_string(point.splits);
-  return std::nullopt;
 }
 
 std::string stop_text(const ab::PointRecord& point) {
@@ -752,7 +745,7 @@ void how(std::ostream& out, const ab::RunRecord& record) {
   std::vector<std::vector<std::string>> rows;
   for (const ab::PointRecord& point : record.points) {
     rows.push_back({point_label(point.concurrency), context_lengths_text(point.context_lengths),
-                    baseline_split_text(point).value_or("–"),
+                    resolved_split_text(point.splits, point.workers).value_or("–"),
                     std::to_string(point.rounds), std::to_string(point.throttled_samples),
                     duration_text(point.elapsed_s), stop_text(point)});
   }
@@ -941,7 +934,7 @@ void monotonicity(std::ostream& out, const ab::RunRecord& record) {
   }
   const auto split_at = [&](int concurrency) -> std::optional<std::string> {
     for (const ab::PointRecord& point : record.points) {
-      if (point.concurrency == concurrency) return baseline_split_text(point);
+      if (point.concurrency == concurrency) return resolved_split_text(point.splits, point.workers);
     }
     return std::nullopt;
   };
