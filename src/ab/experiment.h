@@ -180,7 +180,6 @@ inline constexpr int kMaxContextLength = 1 << 20;
 inline constexpr double kMaxRunMinutes = 7 * 24 * 60;
 inline constexpr std::int64_t kMaxSeed = std::numeric_limits<std::int64_t>::max();
 
-
 struct Sweep {
   Layout layout = Layout::kV4;
   int heads = 16;

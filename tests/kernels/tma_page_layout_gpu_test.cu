@@ -23,6 +23,7 @@
 
 #include "bench/cuda_raii.h"
 #include "bench/require_gpu.h"
+#include "kernels/wgmma/primitives.cuh"
 
 namespace mlalab {
 namespace {
@@ -146,8 +147,8 @@ __global__ void copy_page_kernel(const __grid_constant__ CUtensorMap map, int ra
   const auto tile_address = static_cast<std::uint32_t>(__cvta_generic_to_shared(tile));
   const std::uint32_t barrier = tile_address + kTileBytes;
   if (threadIdx.x == 0) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(barrier));
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    kernels::wgmma::mbarrier_init(barrier, 1);
+    kernels::wgmma::fence_async_proxy();
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(barrier),
                  "r"(kTileBytes)
                  : "memory");
@@ -177,14 +178,7 @@ __global__ void copy_page_kernel(const __grid_constant__ CUtensorMap map, int ra
     }
   }
   __syncthreads();
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "wait:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n"
-      "@!done bra wait;\n"
-      "}\n" ::"r"(barrier)
-      : "memory");
+  kernels::wgmma::mbarrier_wait(barrier, 0);
   for (int i = threadIdx.x; i < kTileBytes / 16; i += blockDim.x) {
     reinterpret_cast<uint4*>(out)[i] = reinterpret_cast<const uint4*>(tile)[i];
   }

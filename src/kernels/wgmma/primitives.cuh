@@ -1,8 +1,9 @@
 #pragma once
 // The Hopper (sm_90a) instructions the wgmma family adds to the portable primitives, one thin
 // wrapper each: warpgroup MMA from shared-memory descriptors (and with A from registers), its
-// fence / commit / wait, and the proxy fence that makes cp.async data visible to it.
-// Only compiled for sm_90a: the family's kernel bodies are guarded by MLALAB_WGMMA_AVAILABLE.
+// fence / commit / wait, the proxy fence that makes cp.async data visible to it, and the
+// mbarriers. Compiled for sm_90a (the family's kernel bodies are guarded by
+// MLALAB_WGMMA_AVAILABLE), the proxy fence and mbarriers for any sm_90 or later.
 #include <cstdint>
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -41,6 +42,11 @@ template <int kPending>
 __device__ __forceinline__ void wait_group() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
 }
+#endif  // MLALAB_WGMMA_AVAILABLE
+
+// The proxy fence and the mbarriers are sm_90's, not only sm_90a's (the TMA layout test uses
+// them on any GPU of compute capability 9.0 or later).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 // cp.async writes shared memory through the generic proxy, wgmma reads it through the async
 // proxy: each writer fences before the barrier that publishes the tile.
 __device__ __forceinline__ void fence_async_proxy() {
@@ -71,6 +77,9 @@ __device__ __forceinline__ void mbarrier_wait(std::uint32_t barrier, int parity)
       "r"(parity)
       : "memory");
 }
+#endif  // __CUDA_ARCH__ >= 900
+
+#ifdef MLALAB_WGMMA_AVAILABLE
 // Gives this warpgroup's registers back (dec) or claims more (inc), to the count given.
 template <int kRegisters>
 __device__ __forceinline__ void release_registers() {
