@@ -37,6 +37,7 @@ struct TuneOptions {
   int page_size = 64;
   std::vector<int> batches = dispatch::default_batch_buckets();
   std::vector<int> contexts = dispatch::default_context_buckets();
+  dispatch::TunedLengths lengths{};
   std::string candidates = std::string(bench::kAllVariants);
   std::optional<int> smem_limit;
   std::string out;  // empty: default_table_path
@@ -77,11 +78,11 @@ void print_grid(const dispatch::TuningTable& table) {
 void print_identity(const dispatch::TuningTable& table, const std::string& path) {
   const dispatch::TableIdentity& identity = table.identity;
   fmt::print("tuning table {}: {} ({} SMs, sm_{}), CUDA driver {}, runtime {}; {}, {} heads, "
-             "page {}; {} candidate variants; commit {}, {}\n",
+             "page {}, {} lengths; {} candidate variants; commit {}, {}\n",
              path, identity.gpu, identity.sm_count, identity.compute_capability,
              identity.cuda_driver, identity.cuda_runtime, name_of(identity.layout),
-             identity.num_heads, identity.page_size, identity.candidates.size(), table.commit,
-             table.created_utc);
+             identity.num_heads, identity.page_size, dispatch::lengths_text(table.lengths),
+             identity.candidates.size(), table.commit, table.created_utc);
 }
 
 int explain(const TuneOptions& options) {
@@ -145,6 +146,7 @@ int run_tune(const TuneOptions& options) {
                             .page_size = options.page_size,
                             .batches = dispatch::merge_buckets({}, options.batches),
                             .contexts = dispatch::merge_buckets({}, options.contexts),
+                            .lengths = options.lengths,
                             .smem_limit = options.smem_limit,
                             .launches_per_sample = options.launches_per_sample,
                             .seed = options.seed};
@@ -185,7 +187,8 @@ int run_tune(const TuneOptions& options) {
 std::string footer() {
   return fmt::format(
       R"(For every key (batch bucket x context bucket) the tuner builds the problem (every
-sequence as long as the context bucket, pages scattered), prunes the variants that cannot run
+sequence as long as the context bucket, or with --lengths uniform each drawn between a
+fraction of it and it; pages scattered), prunes the variants that cannot run
 here (shared memory, spills, occupancy: 'mlalab configs' shows why), checks every candidate
 (variant x split: the heuristic's split count h, h/2, 2h, the most that fit one wave, 1, and
 the balanced launch, one wave of workers sharing the batch's tokens) against the fp64
@@ -197,7 +200,13 @@ after --max-rounds rounds. The table is written after every key: an interrupted 
 
 Re-tuning into an existing table is sticky: its entry races as the incumbent and stays unless
 a challenger is faster beyond the noise. A table made on another GPU, driver, CUDA runtime,
-problem (layout, heads, page size) or build of the kernels is refused, naming the field.
+problem (layout, heads, page size), build of the kernels or --lengths is refused, naming the
+field.
+
+Lengths: equal lengths favour split launches, whose CTAs then finish together; serving
+batches mix short and long sequences, where a balanced launch (workers sharing the batch's
+tokens whatever the lengths) can be much faster. --lengths uniform tunes for such batches:
+uniform in 1,024-8,192 is --context 8192 --lengths uniform:0.125.
 
 Buckets: a call of batch b with sequences up to L tokens is served by the entry of the
 smallest tuned batch >= b and the smallest tuned context >= L (past the largest: the largest).
@@ -209,7 +218,8 @@ match); 4 interrupted (Ctrl-C): the table holds the keys tuned before.
 Examples:
   mlalab tune --layout v3 --heads 16                    the full default grid
   mlalab tune --heads 128 --batch 1,8,64 --context 4096 --out h128.json
-  mlalab tune --out h128.json --explain 8,4096          why that entry won)",
+  mlalab tune --out h128.json --explain 8,4096          why that entry won
+  mlalab tune --heads 128 --context 8192 --lengths uniform --out h128-mixed.json)",
       fmt::join(dispatch::default_batch_buckets(), ","),
       fmt::join(dispatch::default_context_buckets(), ","));
 }
@@ -245,6 +255,23 @@ CLI::App* add_tune_command(CLI::App& app, int& exit_code) {
                                  "Default: {}",
                                  fmt::join(dispatch::default_context_buckets(), ",")))
       ->type_name("LIST");
+  const OptionCheck<dispatch::TunedLengths> lengths_check =
+      [](const std::string& option, const std::string& text, std::string* error) {
+        const auto lengths = dispatch::parse_lengths(text);
+        if (!lengths) {
+          *error = fmt::format("{} {}: allowed equal, uniform, or uniform:F with F in (0, 1], "
+                               "e.g. uniform:0.125",
+                               option, text);
+        }
+        return lengths;
+      };
+  add_checked_option(*command, "--lengths", options->lengths, lengths_check,
+                     fmt::format("Each key's sequence lengths: equal (all as long as the context "
+                                 "bucket), or uniform:F, each uniform between F times the "
+                                 "context bucket and it, F in (0, 1] ('uniform' alone: F = "
+                                 "{}). Default: equal",
+                                 dispatch::kDefaultShortestFraction))
+      ->type_name("equal|uniform[:F]");
   command->add_option("--candidates", options->candidates,
                       fmt::format("Variants to race, comma-separated, or 'all'. Default: all. "
                                   "Compiled: {}",

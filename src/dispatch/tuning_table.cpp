@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -96,6 +97,7 @@ OrderedJson ordered_table_json(const TuningTable& table) {
           {"created_utc", table.created_utc},
           {"batch_buckets", table.batch_buckets},
           {"context_buckets", table.context_buckets},
+          {"lengths", lengths_text(table.lengths)},
           {"pruned", pruned},
           {"entries", entries}};
 }
@@ -386,6 +388,26 @@ SplitPolicy tuned_split(int splits, int workers) {
   return {.kind = SplitPolicy::Kind::kFixed, .value = splits};
 }
 
+std::string lengths_text(const TunedLengths& lengths) {
+  return lengths.equal() ? "equal" : fmt::format("uniform:{}", lengths.shortest_fraction);
+}
+
+std::optional<TunedLengths> parse_lengths(std::string_view text) {
+  if (text == "equal") return TunedLengths{};
+  if (text == "uniform") return TunedLengths{.shortest_fraction = kDefaultShortestFraction};
+  constexpr std::string_view kUniform = "uniform:";
+  if (!text.starts_with(kUniform)) return std::nullopt;
+  const std::string number(text.substr(kUniform.size()));
+  char* end = nullptr;
+  errno = 0;
+  const double fraction = std::strtod(number.c_str(), &end);
+  if (number.empty() || end != number.c_str() + number.size() || errno != 0 ||
+      !(fraction > 0.0 && fraction <= 1.0)) {
+    return std::nullopt;
+  }
+  return TunedLengths{.shortest_fraction = fraction};
+}
+
 std::string config_text(std::string_view variant, int splits, int workers) {
   if (workers > 0) return fmt::format("{}/balanced:{}", variant, workers);
   return fmt::format("{}/{}", variant, splits);
@@ -521,6 +543,12 @@ TuningTable table_from_json(const nlohmann::json& json) {
   table.created_utc = root["created_utc"].text();
   table.batch_buckets = buckets_from(root["batch_buckets"], kMaxBatch);
   table.context_buckets = buckets_from(root["context_buckets"], kNoLimit);
+  if (version >= 3) {
+    const Field lengths = root["lengths"];
+    const auto parsed = parse_lengths(lengths.text());
+    if (!parsed) lengths.reject(R"("equal" or "uniform:F" with F in (0, 1])");
+    table.lengths = *parsed;
+  }
   for (const Field& pruned : root["pruned"].items()) {
     table.pruned.push_back(
         {.variant = pruned["variant"].text(), .reason = pruned["reason"].text()});

@@ -48,6 +48,24 @@ SplitPolicy tuned_split(int splits, int workers);
 // "wgmma_h64_t64_w8_s2/4" (4 splits per sequence) or "wgmma_h64_t64_w8_s2/balanced:66".
 std::string config_text(std::string_view variant, int splits, int workers);
 
+// How the tuner drew a key's sequence lengths. Equal (shortest_fraction 1): every sequence as
+// long as the context bucket, where the split launches do best. Mixed: each length uniform in
+// [⌈shortest_fraction · context⌉, context] (seeded, as `mlalab ab` draws them), as serving
+// batches are; there a balanced launch may win instead (issue 9's batches, uniform in
+// 1,024-8,192, are shortest_fraction 0.125 of context 8,192). A Dispatcher serves either table
+// alike; re-tuning into a table keeps its lengths.
+struct TunedLengths {
+  double shortest_fraction = 1.0;  // in (0, 1]
+  bool equal() const { return shortest_fraction == 1.0; }
+  bool operator==(const TunedLengths&) const = default;
+};
+inline constexpr double kDefaultShortestFraction = 0.125;
+// "equal", or "uniform:F" with F = shortest_fraction.
+std::string lengths_text(const TunedLengths& lengths);
+// lengths_text's forms, and "uniform" alone for F = kDefaultShortestFraction; nullopt for any
+// other text or an F outside (0, 1].
+std::optional<TunedLengths> parse_lengths(std::string_view text);
+
 struct CandidateCode {
   std::string variant;    // registry name, e.g. h16_t16_w4_s2
   std::string code_hash;  // kernels::Variant::code_hash when tuned
@@ -135,6 +153,7 @@ struct TuningTable {
   std::string created_utc;  // ISO 8601, of the last tuning run that changed it
   std::vector<int> batch_buckets;    // ascending
   std::vector<int> context_buckets;  // ascending
+  TunedLengths lengths;              // how each key's lengths were drawn
   std::vector<PrunedVariant> pruned;
   std::vector<TableEntry> entries;   // one per (batch bucket, context bucket) tuned
 
@@ -159,10 +178,12 @@ class TableError : public std::runtime_error {
 };
 
 // 2 added `workers` (balanced launches as candidates); a version-1 file has none, read as 0.
-inline constexpr int kTableFormatVersion = 2;
+// 3 added `lengths` (lengths_text); earlier files were tuned on equal lengths.
+inline constexpr int kTableFormatVersion = 3;
 
 // The file's form: {"format": "mlalab-tuning-table", "version", "identity", "commit",
-// "created_utc", "batch_buckets", "context_buckets", "pruned", "entries"}, the fields named as
+// "created_utc", "batch_buckets", "context_buckets", "lengths", "pruned", "entries"}, the
+// fields named as
 // in the structs above; a winner's change_pct is null. write_table keeps this order of keys,
 // which nlohmann::json (sorting them) does not.
 nlohmann::json table_to_json(const TuningTable& table);

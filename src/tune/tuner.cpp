@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <memory>
 #include <stdexcept>
 
+#include "ab/context_lengths.h"
 #include "ab/experiment.h"
 #include "ab/runner.h"
 #include "bench/bench_runner.h"
@@ -62,6 +64,11 @@ void check_request(const TuneRequest& request) {
   };
   check_list(request.batches, "batch", kMaxBatch);
   check_list(request.contexts, "context", ab::kMaxContextLength);
+  const double fraction = request.lengths.shortest_fraction;
+  if (!(fraction > 0.0 && fraction <= 1.0)) {
+    throw std::invalid_argument(
+        fmt::format("lengths: shortest fraction = {}: allowed (0, 1]", fraction));
+  }
   if (request.launches_per_sample < 1) {
     throw std::invalid_argument(fmt::format("launches per sample = {}: allowed ≥ 1",
                                             request.launches_per_sample));
@@ -95,22 +102,25 @@ class KeyRace {
  public:
   KeyRace(const TuneRequest& request, int batch, int context, std::size_t l2_bytes,
           cudaStream_t stream)
-      : host_(bench::make_problem({.layout = request.layout,
-                                   .batch = batch,
-                                   .num_heads = request.num_heads,
-                                   .seq_lens = bench::uniform_lengths(batch, context),
-                                   .page_size = request.page_size,
-                                   .permute_pages = true,
-                                   .seed = request.seed})),
+      : context_(context),
+        host_(bench::make_problem(
+            {.layout = request.layout,
+             .batch = batch,
+             .num_heads = request.num_heads,
+             .seq_lens = tuned_lengths(request.lengths, batch, context, request.seed),
+             .page_size = request.page_size,
+             .permute_pages = true,
+             .seed = request.seed})),
         device_problem_(host_, l2_bytes),
         reference_(host_, bench::validation_batch_indices(batch)),
         stream_(stream) {}
 
   const bench::HostProblem& host() const { return host_; }
 
-  // The launch plan of a config at this key, on `slots`.
+  // The launch plan of a config at this key, on `slots`: for the key's context, whatever the
+  // drawn lengths, as a Dispatcher plans its key's launch.
   kernels::LaunchPlan plan(const KernelConfig& config, const kernels::DeviceSlots& slots) const {
-    return kernels::plan_launch(device_problem_.params(0), config, host_.max_seq_len(), slots);
+    return kernels::plan_launch(device_problem_.params(0), config, context_, slots);
   }
 
   // Checks every config against the reference, then captures the timers of those that pass;
@@ -140,6 +150,7 @@ class KeyRace {
   ~KeyRace() { cudaStreamSynchronize(stream_); }
 
  private:
+  int context_;
   bench::HostProblem host_;
   bench::DeviceProblem device_problem_;
   bench::LazyReference reference_;
@@ -155,6 +166,17 @@ std::string result_text(const dispatch::CandidateResult& result) {
 }
 
 }  // namespace
+
+std::vector<int> tuned_lengths(const dispatch::TunedLengths& lengths, int batch, int context,
+                               std::uint64_t seed) {
+  if (lengths.equal()) return bench::uniform_lengths(batch, context);
+  const ab::ContextSpec spec{
+      .kind = ab::ContextSpec::Kind::kUniform,
+      .min_length = std::max(1, static_cast<int>(std::ceil(lengths.shortest_fraction * context))),
+      .max_length = context,
+      .seed = seed};
+  return ab::sample_context_lengths(spec, batch);
+}
 
 std::vector<int> split_candidates(int batch, int head_blocks, int context, int block_t,
                                   int sm_count, int ctas_per_sm) {
@@ -232,21 +254,29 @@ TuneSummary tune(const TuneRequest& request, std::optional<dispatch::TuningTable
           "file, or pass the table's candidates",
           existing->identity.candidates.size(), identity.candidates.size()));
     }
+    if (existing->lengths != request.lengths) {
+      throw dispatch::TableError(fmt::format(
+          "lengths: the existing table was tuned on {} lengths, this run draws {}: re-tune "
+          "into a new file, or pass --lengths {}",
+          dispatch::lengths_text(existing->lengths), dispatch::lengths_text(request.lengths),
+          dispatch::lengths_text(existing->lengths)));
+    }
     table.batch_buckets = existing->batch_buckets;
     table.context_buckets = existing->context_buckets;
     table.entries = std::move(existing->entries);
   }
   table.identity = identity;
+  table.lengths = request.lengths;
   table.commit = bench::git_commit();
   table.batch_buckets = dispatch::merge_buckets(table.batch_buckets, request.batches);
   table.context_buckets = dispatch::merge_buckets(table.context_buckets, request.contexts);
 
   progress << fmt::format(
       "mlalab tune: {} at {} heads, page {}, on {} ({} SMs): {} of {} candidate variants "
-      "feasible, {} batch × {} context buckets\n",
+      "feasible, {} batch × {} context buckets, {} lengths\n",
       name_of(request.layout), request.num_heads, request.page_size, device->gpu,
       device->sm_count, feasible.size(), candidate_names.size(), request.batches.size(),
-      request.contexts.size());
+      request.contexts.size(), dispatch::lengths_text(request.lengths));
   for (const auto& pruned : table.pruned) {
     progress << fmt::format("  pruned {}: {}\n", pruned.variant, pruned.reason);
   }

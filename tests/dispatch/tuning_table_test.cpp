@@ -147,6 +147,7 @@ TuningTable h200_table() {
           .created_utc = "2026-12-01T09:30:00Z",
           .batch_buckets = {1, 8},
           .context_buckets = {1024, 4096},
+          .lengths = {.shortest_fraction = 0.125},
           .pruned = {{.variant = "h64_t64_w8_s4",
                       .reason = "needs 402,176 B of shared memory, limit 232,448 B (the GPU's "
                                 "opt-in limit)"}},
@@ -223,6 +224,7 @@ TEST(TuningTableJson, WritesTheDocumentedForm) {
   EXPECT_EQ(json["identity"]["candidates"][2]["variant"], kWgmma);
   EXPECT_EQ(json["identity"]["candidates"][2]["code_hash"], "c27d13");
   EXPECT_EQ(json["batch_buckets"].get<std::vector<int>>(), (std::vector<int>{1, 8}));
+  EXPECT_EQ(json["lengths"], "uniform:0.125");
   EXPECT_EQ(json["pruned"][0]["variant"], "h64_t64_w8_s4");
   const nlohmann::json& entry = json["entries"][3];
   EXPECT_EQ(entry["batch"], 8);
@@ -251,6 +253,33 @@ TEST(TuningTableJson, AVersionOneTableReadsAsSplitLaunches) {
     for (const CandidateResult& result : entry.ranking) EXPECT_EQ(result.workers, 0);
   }
   EXPECT_EQ(table.find_bucket(8, 4096)->splits, 4);
+}
+
+// Version 2 had no lengths: its tables were tuned on equal lengths.
+TEST(TuningTableJson, AVersionTwoTableWasTunedOnEqualLengths) {
+  nlohmann::json json = table_to_json(h200_table());
+  json["version"] = 2;
+  json.erase("lengths");
+  const TuningTable table = table_from_json(json);
+  EXPECT_TRUE(table.lengths.equal());
+  EXPECT_EQ(table.entries, h200_table().entries);
+}
+
+TEST(TunedLengths, TextFormsAndTheirParse) {
+  EXPECT_EQ(lengths_text(TunedLengths{}), "equal");
+  EXPECT_EQ(lengths_text({.shortest_fraction = 0.125}), "uniform:0.125");
+  EXPECT_EQ(parse_lengths("equal"), TunedLengths{});
+  EXPECT_EQ(parse_lengths("uniform"), TunedLengths{.shortest_fraction = kDefaultShortestFraction});
+  EXPECT_EQ(parse_lengths("uniform:0.5"), TunedLengths{.shortest_fraction = 0.5});
+  EXPECT_EQ(parse_lengths("uniform:1"), TunedLengths{});  // the shortest is the context: equal
+  for (const double fraction : {0.125, 0.3, 0.01, 1.0}) {
+    const TunedLengths lengths{.shortest_fraction = fraction};
+    EXPECT_EQ(parse_lengths(lengths_text(lengths)), lengths) << fraction;
+  }
+  for (const char* bad : {"", "Equal", "uniform:", "uniform:0", "uniform:-0.5", "uniform:1.5",
+                          "uniform:nan", "uniform:0.5x", "lognormal", "uniform0.5"}) {
+    EXPECT_EQ(parse_lengths(bad), std::nullopt) << bad;
+  }
 }
 
 TEST(TunedSplit, WorkersMakeABalancedLaunch) {
@@ -319,9 +348,13 @@ INSTANTIATE_TEST_SUITE_P(
         Malformation{"other_format", [](auto& json) { json["format"] = "mlalab-results"; },
                      "format: not an mlalab tuning table"},
         Malformation{"newer_version", [](auto& json) { json["version"] = 99; },
-                     "version: 99 is newer than this build reads (2)"},
+                     "version: 99 is newer than this build reads (3)"},
         Malformation{"version_not_integer", [](auto& json) { json["version"] = "1"; },
                      R"(version: expected an integer ≥ 1, got "1")"},
+        Malformation{"lengths_missing", [](auto& json) { json.erase("lengths"); },
+                     "lengths: missing (expected a string)"},
+        Malformation{"lengths_unknown", [](auto& json) { json["lengths"] = "uniform:2"; },
+                     R"(lengths: expected "equal" or "uniform:F" with F in (0, 1], got "uniform:2")"},
         Malformation{"missing_entries", [](auto& json) { json.erase("entries"); },
                      "entries: missing (expected an array)"},
         Malformation{"missing_identity_gpu", [](auto& json) { json["identity"].erase("gpu"); },
@@ -459,7 +492,7 @@ TEST(TuningTableFile, IsIndentedWithTheFormatFirst) {
   const auto path = temporary_path(".json");
   write_table(h200_table(), path.string());
   const std::string text = file_text(path);
-  const std::string opening = "{\n  \"format\": \"mlalab-tuning-table\",\n  \"version\": 2,\n";
+  const std::string opening = "{\n  \"format\": \"mlalab-tuning-table\",\n  \"version\": 3,\n";
   EXPECT_EQ(text.substr(0, opening.size()), opening);
   EXPECT_NE(text.find("\n      \"batch\": 1,\n      \"context\": 1024,\n      \"variant\": "
                       "\"h16_t16_w4_s2\",\n      \"splits\": 8,\n"),

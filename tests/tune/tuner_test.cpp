@@ -1,5 +1,6 @@
-// The tuner's pure part: which split counts each variant races at a key. (Racing itself is
-// tests/tune/race_test.cpp; the tuner on a GPU is measured in docs/results.)
+// The tuner's pure part: which split counts each variant races at a key, and the lengths of its
+// problem. (Racing itself is tests/tune/race_test.cpp; the tuner on a GPU is measured in
+// docs/results.)
 #include "tune/tuner.h"
 
 #include <gtest/gtest.h>
@@ -17,6 +18,40 @@ constexpr int kH200Sms = 132;
 int heuristic_splits(int batch, int head_blocks, int context, int block_t, int ctas_per_sm) {
   return kernels::choose_num_splits({}, batch, head_blocks, context, block_t,
                                     {.sm_count = kH200Sms, .ctas_per_sm = ctas_per_sm});
+}
+
+TEST(TunedLengths, EqualLengthsAreAllTheContext) {
+  EXPECT_EQ(tuned_lengths({}, 5, 4096, 1), (std::vector<int>(5, 4096)));
+}
+
+TEST(TunedLengths, UniformLengthsSpanTheirRangeAndGrowByBatch) {
+  const dispatch::TunedLengths mixed{.shortest_fraction = 0.125};
+  const std::vector<int> lengths = tuned_lengths(mixed, 128, 8192, 7);
+  ASSERT_EQ(lengths.size(), 128u);
+  for (const int length : lengths) {
+    EXPECT_GE(length, 1024);
+    EXPECT_LE(length, 8192);
+  }
+  // Spread over the range, not bunched: both ends' quarters are drawn from.
+  const auto [shortest, longest] = std::minmax_element(lengths.begin(), lengths.end());
+  EXPECT_LT(*shortest, 1024 + 7168 / 4);
+  EXPECT_GT(*longest, 8192 - 7168 / 4);
+  // A smaller batch is the larger one's first sequences; the seed decides the draw.
+  const std::vector<int> eight = tuned_lengths(mixed, 8, 8192, 7);
+  EXPECT_TRUE(std::equal(eight.begin(), eight.end(), lengths.begin()));
+  EXPECT_EQ(tuned_lengths(mixed, 128, 8192, 7), lengths);
+  EXPECT_NE(tuned_lengths(mixed, 128, 8192, 8), lengths);
+}
+
+TEST(TunedLengths, TheShortestIsRoundedUpAndNeverZero) {
+  for (const int length : tuned_lengths({.shortest_fraction = 0.01}, 64, 10, 1)) {
+    EXPECT_GE(length, 1);
+    EXPECT_LE(length, 10);
+  }
+  for (const int length : tuned_lengths({.shortest_fraction = 0.5}, 64, 15, 1)) {
+    EXPECT_GE(length, 8);  // ⌈7.5⌉
+    EXPECT_LE(length, 15);
+  }
 }
 
 TEST(SplitCandidates, OneSequenceRacesTheHeuristicItsNeighboursOneWaveAndNoSplit) {
