@@ -78,7 +78,7 @@ void print_grid(const dispatch::TuningTable& table) {
 void print_identity(const dispatch::TuningTable& table, const std::string& path) {
   const dispatch::TableIdentity& identity = table.identity;
   fmt::print("tuning table {}: {} ({} SMs, sm_{}), CUDA driver {}, runtime {}; {}, {} heads, "
-             "page {}, {} lengths; {} candidate variants; commit {}, {}\n",
+             "page {}, lengths {}; {} candidate variants; commit {}, {}\n",
              path, identity.gpu, identity.sm_count, identity.compute_capability,
              identity.cuda_driver, identity.cuda_runtime, name_of(identity.layout),
              identity.num_heads, identity.page_size, dispatch::lengths_text(table.lengths),
@@ -205,8 +205,8 @@ field.
 
 Lengths: equal lengths favour split launches, whose CTAs then finish together; serving
 batches mix short and long sequences, where a balanced launch (workers sharing the batch's
-tokens whatever the lengths) can be much faster. --lengths uniform tunes for such batches:
-uniform in 1,024-8,192 is --context 8192 --lengths uniform:0.125.
+tokens whatever the lengths) can be much faster. --lengths uniform tunes for such batches
+(drawn from --seed): uniform in 1,024-8,192 is --context 8192 --lengths uniform:0.125.
 
 Buckets: a call of batch b with sequences up to L tokens is served by the entry of the
 smallest tuned batch >= b and the smallest tuned context >= L (past the largest: the largest).

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -397,11 +397,13 @@ std::optional<TunedLengths> parse_lengths(std::string_view text) {
   if (text == "uniform") return TunedLengths{.shortest_fraction = kDefaultShortestFraction};
   constexpr std::string_view kUniform = "uniform:";
   if (!text.starts_with(kUniform)) return std::nullopt;
-  const std::string number(text.substr(kUniform.size()));
-  char* end = nullptr;
-  errno = 0;
-  const double fraction = std::strtod(number.c_str(), &end);
-  if (number.empty() || end != number.c_str() + number.size() || errno != 0 ||
+  // from_chars, not strtod: a table is read inside an engine's process, whose locale may
+  // write decimals with a comma; and it takes no sign, space or hex form.
+  const std::string_view number = text.substr(kUniform.size());
+  double fraction = 0.0;
+  const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(),
+                                            fraction);
+  if (number.empty() || error != std::errc{} || end != number.data() + number.size() ||
       !(fraction > 0.0 && fraction <= 1.0)) {
     return std::nullopt;
   }

@@ -53,7 +53,7 @@ std::string config_text(std::string_view variant, int splits, int workers);
 // [⌈shortest_fraction · context⌉, context] (seeded, as `mlalab ab` draws them), as serving
 // batches are; there a balanced launch may win instead (issue 9's batches, uniform in
 // 1,024-8,192, are shortest_fraction 0.125 of context 8,192). A Dispatcher serves either table
-// alike; re-tuning into a table keeps its lengths.
+// alike; a re-tune into a table of other lengths is refused.
 struct TunedLengths {
   double shortest_fraction = 1.0;  // in (0, 1]
   bool equal() const { return shortest_fraction == 1.0; }

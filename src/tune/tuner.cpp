@@ -170,11 +170,13 @@ std::string result_text(const dispatch::CandidateResult& result) {
 std::vector<int> tuned_lengths(const dispatch::TunedLengths& lengths, int batch, int context,
                                std::uint64_t seed) {
   if (lengths.equal()) return bench::uniform_lengths(batch, context);
-  const ab::ContextSpec spec{
-      .kind = ab::ContextSpec::Kind::kUniform,
-      .min_length = std::max(1, static_cast<int>(std::ceil(lengths.shortest_fraction * context))),
-      .max_length = context,
-      .seed = seed};
+  // ⌈F · context⌉, with a little slack so that a product like 0.035 · 400 = 14.000000000000002
+  // is 14, and at least 1 where F · context is below the slack.
+  const double shortest = std::ceil(lengths.shortest_fraction * context - 1e-9);
+  const ab::ContextSpec spec{.kind = ab::ContextSpec::Kind::kUniform,
+                             .min_length = std::max(1, static_cast<int>(shortest)),
+                             .max_length = context,
+                             .seed = seed};
   return ab::sample_context_lengths(spec, batch);
 }
 
@@ -213,6 +215,14 @@ TuneSummary tune(const TuneRequest& request, std::optional<dispatch::TuningTable
                  const std::function<void(const dispatch::TuningTable&)>& on_key_done,
                  std::ostream& progress, const std::atomic<int>* stop_signal) {
   check_request(request);
+  // Before the GPU is asked for anything: a table of other lengths is refused anywhere.
+  if (existing && existing->lengths != request.lengths) {
+    throw dispatch::TableError(fmt::format(
+        "lengths: the existing table was tuned on {} lengths, this run draws {}: re-tune "
+        "into a new file, or pass --lengths {}",
+        dispatch::lengths_text(existing->lengths), dispatch::lengths_text(request.lengths),
+        dispatch::lengths_text(existing->lengths)));
+  }
   std::string why_not;
   const auto device = bench::query_device(&why_not);
   if (!device) throw std::runtime_error("tuning measures on a GPU: " + why_not);
@@ -254,13 +264,6 @@ TuneSummary tune(const TuneRequest& request, std::optional<dispatch::TuningTable
           "file, or pass the table's candidates",
           existing->identity.candidates.size(), identity.candidates.size()));
     }
-    if (existing->lengths != request.lengths) {
-      throw dispatch::TableError(fmt::format(
-          "lengths: the existing table was tuned on {} lengths, this run draws {}: re-tune "
-          "into a new file, or pass --lengths {}",
-          dispatch::lengths_text(existing->lengths), dispatch::lengths_text(request.lengths),
-          dispatch::lengths_text(existing->lengths)));
-    }
     table.batch_buckets = existing->batch_buckets;
     table.context_buckets = existing->context_buckets;
     table.entries = std::move(existing->entries);
@@ -273,7 +276,7 @@ TuneSummary tune(const TuneRequest& request, std::optional<dispatch::TuningTable
 
   progress << fmt::format(
       "mlalab tune: {} at {} heads, page {}, on {} ({} SMs): {} of {} candidate variants "
-      "feasible, {} batch × {} context buckets, {} lengths\n",
+      "feasible, {} batch × {} context buckets, lengths {}\n",
       name_of(request.layout), request.num_heads, request.page_size, device->gpu,
       device->sm_count, feasible.size(), candidate_names.size(), request.batches.size(),
       request.contexts.size(), dispatch::lengths_text(request.lengths));

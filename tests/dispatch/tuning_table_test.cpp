@@ -277,7 +277,9 @@ TEST(TunedLengths, TextFormsAndTheirParse) {
     EXPECT_EQ(parse_lengths(lengths_text(lengths)), lengths) << fraction;
   }
   for (const char* bad : {"", "Equal", "uniform:", "uniform:0", "uniform:-0.5", "uniform:1.5",
-                          "uniform:nan", "uniform:0.5x", "lognormal", "uniform0.5"}) {
+                          "uniform:nan", "uniform:inf", "uniform:0.5x", "lognormal",
+                          "uniform0.5", "uniform: 0.5", "uniform:+0.5", "uniform:0x0.8p0",
+                          "uniform:0,5", "uniform:1e-400"}) {
     EXPECT_EQ(parse_lengths(bad), std::nullopt) << bad;
   }
 }

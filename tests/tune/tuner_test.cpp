@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <sstream>
+#include <stdexcept>
 #include <vector>
 
 #include "kernels/split_plan.h"
@@ -43,14 +45,44 @@ TEST(TunedLengths, UniformLengthsSpanTheirRangeAndGrowByBatch) {
   EXPECT_NE(tuned_lengths(mixed, 128, 8192, 8), lengths);
 }
 
-TEST(TunedLengths, TheShortestIsRoundedUpAndNeverZero) {
-  for (const int length : tuned_lengths({.shortest_fraction = 0.01}, 64, 10, 1)) {
-    EXPECT_GE(length, 1);
-    EXPECT_LE(length, 10);
+// The shortest length drawn over many sequences: the range's lower end, which they all reach.
+int shortest_of(const dispatch::TunedLengths& lengths, int context) {
+  const std::vector<int> drawn = tuned_lengths(lengths, 10000, context, 1);
+  EXPECT_LE(*std::max_element(drawn.begin(), drawn.end()), context);
+  return *std::min_element(drawn.begin(), drawn.end());
+}
+
+TEST(TunedLengths, TheShortestIsTheFractionRoundedUpAndAtLeastOne) {
+  EXPECT_EQ(shortest_of({.shortest_fraction = 0.5}, 15), 8);     // ⌈7.5⌉
+  EXPECT_EQ(shortest_of({.shortest_fraction = 0.035}, 400), 14);  // 14.000000000000002 in doubles
+  EXPECT_EQ(shortest_of({.shortest_fraction = 0.01}, 10), 1);     // ⌈0.1⌉
+  EXPECT_EQ(shortest_of({.shortest_fraction = 1e-300}, 10), 1);
+}
+
+// Refused before any GPU is asked for: a table of other lengths is refused on any machine.
+TEST(Tune, RefusesATableOfOtherLengthsNamingTheField) {
+  dispatch::TuningTable existing;
+  existing.lengths = {.shortest_fraction = 0.125};
+  const TuneRequest request{.batches = {8}, .contexts = {4096}};
+  std::ostringstream progress;
+  try {
+    tune(request, existing, [](const dispatch::TuningTable&) {}, progress);
+    FAIL() << "tuned into a table of other lengths";
+  } catch (const dispatch::TableError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "lengths: the existing table was tuned on uniform:0.125 lengths, this run draws "
+              "equal: re-tune into a new file, or pass --lengths uniform:0.125");
   }
-  for (const int length : tuned_lengths({.shortest_fraction = 0.5}, 64, 15, 1)) {
-    EXPECT_GE(length, 8);  // ⌈7.5⌉
-    EXPECT_LE(length, 15);
+}
+
+TEST(Tune, RefusesAShortestFractionOutsideItsRange) {
+  for (const double fraction : {0.0, -0.5, 1.5}) {
+    const TuneRequest request{
+        .batches = {8}, .contexts = {4096}, .lengths = {.shortest_fraction = fraction}};
+    std::ostringstream progress;
+    EXPECT_THROW(tune(request, std::nullopt, [](const dispatch::TuningTable&) {}, progress),
+                 std::invalid_argument)
+        << fraction;
   }
 }
 
