@@ -21,9 +21,13 @@ namespace {
 
 constexpr std::string_view kPreferredWgmma = "wgmma_h64_t64_w8_s2";
 constexpr std::string_view kPreferredPortable = "h16_t16_w4_s2";
-// A wgmma CTA always computes 64 heads: with fewer, most of its MMA rows are padding, and the
-// portable family's 16-head tiles waste less.
+// A wgmma CTA always computes 64 heads. With fewer heads most of its MMA rows are padding, yet
+// from 8 sequences on its tensor-core reads of whole 64-token tiles still beat the portable
+// kernel's 16-head tiles; below that the portable kernel's many small CTAs start sooner.
+// Measured at H = 16 on the H200 (docs/results/2026-12-01-h200-default-h16/): the wgmma kernel
+// +4.0 to +12.5 % (V3) and +0.7 to +20.2 % (V4) from batch 8 to 128, −2 to −28 % at 1 to 4.
 constexpr int kWgmmaMinHeads = 64;
+constexpr int kWgmmaMinBatch = 8;
 
 // A key no call can have is a caller's mistake; it is named like an InputError.
 void check_key(DispatchKey key) {
@@ -89,7 +93,7 @@ std::string DispatchKey::to_string() const {
   return fmt::format("batch {}, max context {}", batch, max_context);
 }
 
-KernelConfig default_config(Layout layout, int num_heads, SplitPolicy split) {
+KernelConfig default_config(Layout layout, int num_heads, int batch, SplitPolicy split) {
   std::vector<const kernels::Variant*> candidates;
   const auto consider = [&](const kernels::Variant* variant) {
     if (variant != nullptr && std::find(candidates.begin(), candidates.end(), variant) ==
@@ -97,7 +101,7 @@ KernelConfig default_config(Layout layout, int num_heads, SplitPolicy split) {
       candidates.push_back(variant);
     }
   };
-  if (num_heads >= kWgmmaMinHeads &&
+  if ((num_heads >= kWgmmaMinHeads || batch >= kWgmmaMinBatch) &&
       kernels::current_device().compute_capability == kernels::wgmma::kComputeCapability) {
     consider(kernels::find_variant(kPreferredWgmma));
   }
@@ -130,7 +134,7 @@ ResolvedLaunch resolve_launch(Layout layout, int num_heads, int page_size,
     resolved.source = fmt::format("table: entry batch {}, context {}", entry->batch,
                                   entry->context);
   } else {
-    resolved.config = default_config(layout, num_heads, default_split);
+    resolved.config = default_config(layout, num_heads, key.batch, default_split);
     resolved.source = fmt::format("default: {}, {} split", variant_name(resolved.config.shape),
                                   resolved.config.split.to_string());
   }

@@ -4,6 +4,7 @@
 // cheapest, so the splits that differ by key come from table entries.
 #include "dispatch/dispatcher.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -92,32 +93,42 @@ TEST(DispatchKey, SaysBatchAndMaxContext) {
             "batch 8, max context 4096");
 }
 
-TEST(DefaultConfig, SixteenHeadsGetH16T16W4S2WithTheHeuristicSplit) {
-  require_compiled(kPortableDefault);
-  const KernelConfig config = default_config(Layout::kV3, kHeads);
-  EXPECT_EQ(variant_name(config.shape), kPortableDefault);
-  EXPECT_EQ(config.split, SplitPolicy{});
-}
-
-TEST(DefaultConfig, WgmmaOnlyForManyHeadsOnSm90a) {
-  require_compiled(kPortableDefault);
+// What default_config picks where the wgmma kernel would pay: it on sm_90a when compiled,
+// else the portable default.
+std::string wgmma_where_it_runs() {
   const bool sm90a =
       kernels::current_device().compute_capability == kernels::wgmma::kComputeCapability;
-  const std::string expected = sm90a && kernels::find_variant("wgmma_h64_t64_w8_s2") != nullptr
-                                   ? "wgmma_h64_t64_w8_s2"
-                                   : kPortableDefault;
-  EXPECT_EQ(variant_name(default_config(Layout::kV3, 128).shape), expected);
-  EXPECT_EQ(variant_name(default_config(Layout::kV4, 64).shape), expected);
-  EXPECT_EQ(variant_name(default_config(Layout::kV3, 63).shape), kPortableDefault);
+  return sm90a && kernels::find_variant("wgmma_h64_t64_w8_s2") != nullptr
+             ? "wgmma_h64_t64_w8_s2"
+             : kPortableDefault;
+}
+
+TEST(DefaultConfig, SixteenHeadsOfAFewSequencesGetH16T16W4S2WithTheHeuristicSplit) {
+  require_compiled(kPortableDefault);
+  for (const int batch : {1, 7}) {
+    const KernelConfig config = default_config(Layout::kV3, kHeads, batch);
+    EXPECT_EQ(variant_name(config.shape), kPortableDefault) << batch;
+    EXPECT_EQ(config.split, SplitPolicy{});
+  }
+}
+
+TEST(DefaultConfig, WgmmaForManyHeadsOrManySequencesOnSm90a) {
+  require_compiled(kPortableDefault);
+  const std::string expected = wgmma_where_it_runs();
+  EXPECT_EQ(variant_name(default_config(Layout::kV3, 128, 1).shape), expected);
+  EXPECT_EQ(variant_name(default_config(Layout::kV4, 64, 1).shape), expected);
+  EXPECT_EQ(variant_name(default_config(Layout::kV3, 63, 1).shape), kPortableDefault);
+  EXPECT_EQ(variant_name(default_config(Layout::kV3, kHeads, 8).shape), expected);
+  EXPECT_EQ(variant_name(default_config(Layout::kV4, kHeads, 128).shape), expected);
 }
 
 TEST(ResolveLaunch, WithoutATableTheDefaultSaysSo) {
   require_compiled(kPortableDefault);
-  const ResolvedLaunch resolved = resolve(nullptr, {.batch = 8, .max_context = 4096});
+  const ResolvedLaunch resolved = resolve(nullptr, {.batch = 4, .max_context = 4096});
   EXPECT_EQ(resolved.source, "default: h16_t16_w4_s2, heuristic split");
   EXPECT_EQ(variant_name(resolved.config.shape), kPortableDefault);
   EXPECT_EQ(resolved.plan.head_blocks, 1);  // 16 heads, 16 per CTA
-  EXPECT_EQ(resolved.plan.ctas, 8 * resolved.plan.num_splits);
+  EXPECT_EQ(resolved.plan.ctas, 4 * resolved.plan.num_splits);
 }
 
 // The table's entry (8, 4096) serves batch 5 and context 3000 (the smallest buckets ≥ each):
@@ -161,7 +172,7 @@ TEST(ResolveLaunch, AKeyWithoutATableEntryGetsTheDefault) {
   require_compiled(kPortableDefault);
   const TuningTable table = table_here();
   const ResolvedLaunch resolved = resolve(&table, {.batch = 50, .max_context = 4096});
-  EXPECT_EQ(resolved.source, "default: h16_t16_w4_s2, heuristic split");
+  EXPECT_EQ(resolved.source, fmt::format("default: {}, heuristic split", wgmma_where_it_runs()));
   expect_same_plan(resolved.plan, resolve(nullptr, {.batch = 50, .max_context = 4096}).plan);
 }
 
