@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>

@@ -183,9 +183,8 @@ inline constexpr int kTableFormatVersion = 3;
 
 // The file's form: {"format": "mlalab-tuning-table", "version", "identity", "commit",
 // "created_utc", "batch_buckets", "context_buckets", "lengths", "pruned", "entries"}, the
-// fields named as
-// in the structs above; a winner's change_pct is null. write_table keeps this order of keys,
-// which nlohmann::json (sorting them) does not.
+// fields named as in the structs above; a winner's change_pct is null. write_table keeps this
+// order of keys, which nlohmann::json (sorting them) does not.
 nlohmann::json table_to_json(const TuningTable& table);
 // Throws TableError naming the path of the first missing or malformed field, what was expected
 // and what it holds ("entries[3].splits: expected an integer in [1, 256], got 0"). Beyond the
