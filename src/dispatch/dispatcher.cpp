@@ -22,12 +22,15 @@ namespace {
 constexpr std::string_view kPreferredWgmma = "wgmma_h64_t64_w8_s2";
 constexpr std::string_view kPreferredPortable = "h16_t16_w4_s2";
 // A wgmma CTA always computes 64 heads. With fewer heads most of its MMA rows are padding, yet
-// from 8 sequences on its tensor-core reads of whole 64-token tiles still beat the portable
-// kernel's 16-head tiles; below that the portable kernel's many small CTAs start sooner.
-// Measured at H = 16 on the H200 (docs/results/2026-12-01-h200-default-h16/): the wgmma kernel
-// +4.0 to +12.5 % (V3) and +0.7 to +20.2 % (V4) from batch 8 to 128, −2 to −28 % at 1 to 4.
+// once a batch holds enough tokens its tensor-core reads of whole 64-token tiles still beat the
+// portable kernel's 16-head tiles; below that the portable kernel's many small CTAs start
+// sooner. Measured at H = 16 on the H200: at 4,096 tokens per sequence the wgmma kernel
+// +4.0 to +12.5 % (V3) and +0.7 to +20.2 % (V4) from batch 8 to 128, −2 to −28 % at 1 to 4
+// (docs/results/2026-12-01-h200-default-h16/); at 1,024 tokens, batch 8 took 16.7 µs against
+// the portable kernel's 12.8 (docs/results/2026-12-01-h200-at-df8bfe2/, the peer table).
 constexpr int kWgmmaMinHeads = 64;
 constexpr int kWgmmaMinBatch = 8;
+constexpr long long kWgmmaMinBatchTokens = 32768;  // batch × max context
 
 // A key no call can have is a caller's mistake; it is named like an InputError.
 void check_key(DispatchKey key) {
@@ -93,7 +96,7 @@ std::string DispatchKey::to_string() const {
   return fmt::format("batch {}, max context {}", batch, max_context);
 }
 
-KernelConfig default_config(Layout layout, int num_heads, int batch, SplitPolicy split) {
+KernelConfig default_config(Layout layout, int num_heads, DispatchKey key, SplitPolicy split) {
   std::vector<const kernels::Variant*> candidates;
   const auto consider = [&](const kernels::Variant* variant) {
     if (variant != nullptr && std::find(candidates.begin(), candidates.end(), variant) ==
@@ -101,7 +104,10 @@ KernelConfig default_config(Layout layout, int num_heads, int batch, SplitPolicy
       candidates.push_back(variant);
     }
   };
-  if ((num_heads >= kWgmmaMinHeads || batch >= kWgmmaMinBatch) &&
+  const bool enough_tokens =
+      key.batch >= kWgmmaMinBatch &&
+      static_cast<long long>(key.batch) * key.max_context >= kWgmmaMinBatchTokens;
+  if ((num_heads >= kWgmmaMinHeads || enough_tokens) &&
       kernels::current_device().compute_capability == kernels::wgmma::kComputeCapability) {
     consider(kernels::find_variant(kPreferredWgmma));
   }
@@ -134,7 +140,7 @@ ResolvedLaunch resolve_launch(Layout layout, int num_heads, int page_size,
     resolved.source = fmt::format("table: entry batch {}, context {}", entry->batch,
                                   entry->context);
   } else {
-    resolved.config = default_config(layout, num_heads, key.batch, default_split);
+    resolved.config = default_config(layout, num_heads, key, default_split);
     resolved.source = fmt::format("default: {}, {} split", variant_name(resolved.config.shape),
                                   resolved.config.split.to_string());
   }

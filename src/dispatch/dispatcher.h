@@ -54,10 +54,10 @@ struct ResolvedLaunch {
 
 // The config a key gets without a table, or when the table has no entry for it: the preferred
 // compiled variant that can run here (wgmma_h64_t64_w8_s2 on sm_90a for 64 heads or more, or
-// for a batch of 8 or more, else h16_t16_w4_s2, else the first compiled variant that can),
-// with `split` (default the heuristic). Throws std::runtime_error when no compiled variant can
-// run here.
-KernelConfig default_config(Layout layout, int num_heads, int batch, SplitPolicy split = {});
+// for a batch of 8 or more that holds 32,768 tokens or more at its max context; else
+// h16_t16_w4_s2, else the first compiled variant that can), with `split` (default the
+// heuristic). Throws std::runtime_error when no compiled variant can run here.
+KernelConfig default_config(Layout layout, int num_heads, DispatchKey key, SplitPolicy split = {});
 
 // Resolves one key with no side effect: the table's entry (bucket_of on both axes) when a table
 // is given and has one, else default_config with `default_split`; then the launch plan on

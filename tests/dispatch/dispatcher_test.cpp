@@ -103,23 +103,32 @@ std::string wgmma_where_it_runs() {
              : kPortableDefault;
 }
 
-TEST(DefaultConfig, SixteenHeadsOfAFewSequencesGetH16T16W4S2WithTheHeuristicSplit) {
+TEST(DefaultConfig, SixteenHeadsOfAFewTokensGetH16T16W4S2WithTheHeuristicSplit) {
   require_compiled(kPortableDefault);
-  for (const int batch : {1, 7}) {
-    const KernelConfig config = default_config(Layout::kV3, kHeads, batch);
-    EXPECT_EQ(variant_name(config.shape), kPortableDefault) << batch;
+  const DispatchKey few_tokens[] = {{.batch = 1, .max_context = 4096},
+                                    {.batch = 7, .max_context = 65536},
+                                    {.batch = 8, .max_context = 1024},
+                                    {.batch = 16, .max_context = 2047}};
+  for (const DispatchKey key : few_tokens) {
+    const KernelConfig config = default_config(Layout::kV3, kHeads, key);
+    EXPECT_EQ(variant_name(config.shape), kPortableDefault) << key.to_string();
     EXPECT_EQ(config.split, SplitPolicy{});
   }
 }
 
-TEST(DefaultConfig, WgmmaForManyHeadsOrManySequencesOnSm90a) {
+TEST(DefaultConfig, WgmmaForManyHeadsOrManyTokensOnSm90a) {
   require_compiled(kPortableDefault);
   const std::string expected = wgmma_where_it_runs();
-  EXPECT_EQ(variant_name(default_config(Layout::kV3, 128, 1).shape), expected);
-  EXPECT_EQ(variant_name(default_config(Layout::kV4, 64, 1).shape), expected);
-  EXPECT_EQ(variant_name(default_config(Layout::kV3, 63, 1).shape), kPortableDefault);
-  EXPECT_EQ(variant_name(default_config(Layout::kV3, kHeads, 8).shape), expected);
-  EXPECT_EQ(variant_name(default_config(Layout::kV4, kHeads, 128).shape), expected);
+  const auto variant = [](Layout layout, int heads, int batch, int max_context) {
+    return variant_name(
+        default_config(layout, heads, {.batch = batch, .max_context = max_context}).shape);
+  };
+  EXPECT_EQ(variant(Layout::kV3, 128, 1, 64), expected);
+  EXPECT_EQ(variant(Layout::kV4, 64, 1, 4096), expected);
+  EXPECT_EQ(variant(Layout::kV3, 63, 1, 4096), kPortableDefault);
+  EXPECT_EQ(variant(Layout::kV3, kHeads, 8, 4096), expected);   // 32,768 tokens: the edge
+  EXPECT_EQ(variant(Layout::kV3, kHeads, 32, 1024), expected);
+  EXPECT_EQ(variant(Layout::kV4, kHeads, 128, 4096), expected);
 }
 
 TEST(ResolveLaunch, WithoutATableTheDefaultSaysSo) {
