@@ -221,7 +221,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int column_in_block = 2 * (lane % 4);
   // Q is the K-major A operand, K the K-major B operand (this group's token half), V the
   // MN-major B operand (this group's d_v columns) of the same tile.
-  const std::uint64_t q_desc = matrix_descriptor(q_tile, 16, kAtomBytes);
   const int k_steps = p.d_qk / 16;
 
   int ring_tile = 0;  // as the copy warpgroup counts
@@ -245,6 +244,12 @@ __global__ void __launch_bounds__(kThreads, 1)
       // ---- 1. S = Q·Kᵀ for this group's tokens -----------------------------------------
       // No zeroing: the first MMA overwrites.
       float scores[T::kScoreFloats];
+      // q's address derived from this step's tile address, which ptxas keeps in a uniform
+      // register: so are then the q descriptors. Taken from q_tile (loop-invariant), ptxas held
+      // them in vector registers in the balanced kernel and moved them to uniform ones before
+      // every MMA: 72 R2UR per step (docs/perf-notes.md, version 17).
+      const std::uint64_t q_desc = matrix_descriptor(
+          opaque(kv_tile) - stage * plan.kv_stage_bytes - plan.q_bytes, 16, kAtomBytes);
       const std::uint64_t k_desc =
           matrix_descriptor(kv_tile + warp_group * T::kGroupTokens * kSpanBytes, 16, kAtomBytes);
       // k-step k reads columns 16k..16k+15: span k / 4, a quarter of it in.

@@ -30,6 +30,13 @@ __device__ __forceinline__ std::uint64_t advance(std::uint64_t descriptor, std::
   return descriptor + (bytes >> 4);
 }
 
+// `value`, unchanged, but opaque to the compiler: an expression of it is computed as written,
+// not simplified into another value that ptxas may keep in a different register file.
+__device__ __forceinline__ std::uint32_t opaque(std::uint32_t value) {
+  asm volatile("" : "+r"(value));
+  return value;
+}
+
 #ifdef MLALAB_WGMMA_AVAILABLE
 
 __device__ __forceinline__ void fence_operands() {
