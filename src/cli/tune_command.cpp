@@ -259,9 +259,7 @@ CLI::App* add_tune_command(CLI::App& app, int& exit_code) {
       [](const std::string& option, const std::string& text, std::string* error) {
         const auto lengths = dispatch::parse_lengths(text);
         if (!lengths) {
-          *error = fmt::format("{} {}: allowed equal, uniform, or uniform:F with F in (0, 1], "
-                               "e.g. uniform:0.125",
-                               option, text);
+          *error = fmt::format("{} {}: allowed {}", option, text, dispatch::kLengthsForms);
         }
         return lengths;
       };

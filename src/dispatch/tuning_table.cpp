@@ -548,7 +548,7 @@ TuningTable table_from_json(const nlohmann::json& json) {
   if (version >= 3) {
     const Field lengths = root["lengths"];
     const auto parsed = parse_lengths(lengths.text());
-    if (!parsed) lengths.reject(R"("equal" or "uniform:F" with F in (0, 1])");
+    if (!parsed) lengths.reject(kLengthsForms);
     table.lengths = *parsed;
   }
   for (const Field& pruned : root["pruned"].items()) {

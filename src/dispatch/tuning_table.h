@@ -65,6 +65,9 @@ std::string lengths_text(const TunedLengths& lengths);
 // lengths_text's forms, and "uniform" alone for F = kDefaultShortestFraction; nullopt for any
 // other text or an F outside (0, 1].
 std::optional<TunedLengths> parse_lengths(std::string_view text);
+// What parse_lengths accepts, in words, for the errors of every reader of such text.
+inline constexpr std::string_view kLengthsForms =
+    "equal, uniform, or uniform:F with F in (0, 1], e.g. uniform:0.125";
 
 struct CandidateCode {
   std::string variant;    // registry name, e.g. h16_t16_w4_s2

@@ -356,7 +356,8 @@ INSTANTIATE_TEST_SUITE_P(
         Malformation{"lengths_missing", [](auto& json) { json.erase("lengths"); },
                      "lengths: missing (expected a string)"},
         Malformation{"lengths_unknown", [](auto& json) { json["lengths"] = "uniform:2"; },
-                     R"(lengths: expected "equal" or "uniform:F" with F in (0, 1], got "uniform:2")"},
+                     R"(lengths: expected equal, uniform, or uniform:F with F in (0, 1], )"
+                     R"(e.g. uniform:0.125, got "uniform:2")"},
         Malformation{"missing_entries", [](auto& json) { json.erase("entries"); },
                      "entries: missing (expected an array)"},
         Malformation{"missing_identity_gpu", [](auto& json) { json["identity"].erase("gpu"); },
