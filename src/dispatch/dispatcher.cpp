@@ -26,8 +26,9 @@ constexpr std::string_view kPreferredPortable = "h16_t16_w4_s2";
 // portable kernel's 16-head tiles; below that the portable kernel's many small CTAs start
 // sooner. Measured at H = 16 on the H200: at 4,096 tokens per sequence the wgmma kernel
 // +4.0 to +12.5 % (V3) and +0.7 to +20.2 % (V4) from batch 8 to 128, −2 to −28 % at 1 to 4
-// (docs/results/2026-12-01-h200-default-h16/); at 1,024 tokens, batch 8 took 16.7 µs against
-// the portable kernel's 12.8 (docs/results/2026-12-01-h200-at-df8bfe2/, the peer table).
+// (docs/results/2026-12-01-h200-default-h16/); at 1,024 and 2,048 tokens per sequence it
+// loses up to 26.6 % below 32,768 tokens per batch and wins 7.0 to 12.0 % from there
+// (docs/results/2026-12-01-h200-default-tokens/).
 constexpr int kWgmmaMinHeads = 64;
 constexpr int kWgmmaMinBatch = 8;
 constexpr long long kWgmmaMinBatchTokens = 32768;  // batch × max context
