@@ -26,6 +26,8 @@ class Fd {
     if (fd_ >= 0) close(fd_);
     fd_ = -1;
   }
+  // Gives the descriptor up without closing it.
+  void release() { fd_ = -1; }
 
  private:
   int fd_ = -1;

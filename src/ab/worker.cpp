@@ -1,5 +1,6 @@
 #include "ab/worker.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -8,11 +9,15 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <istream>
 #include <nlohmann/json.hpp>
+#include <mutex>
 #include <optional>
 #include <ostream>
 #include <stdexcept>
@@ -148,9 +153,76 @@ struct Reply {
   SampleCut cut = SampleCut::kNone;
 };
 
+// A worker's stderr, relayed line by line to this process's stderr behind the worker's label
+// (unmarked, a worker's warnings read as the lab's own), its last lines kept for the message
+// that reports the worker's end.
+class StderrRelay {
+ public:
+  StderrRelay(std::string label, int read_end)
+      : label_(std::move(label)), read_end_(read_end), thread_([this] { relay(); }) {}
+  StderrRelay(const StderrRelay&) = delete;
+  StderrRelay& operator=(const StderrRelay&) = delete;
+  ~StderrRelay() { finish(); }
+
+  // Relays what is left once the worker has ended: until its stderr closes, or after
+  // kExitGraceS (a process it left behind may hold the pipe open).
+  void finish() {
+    if (!thread_.joinable()) return;
+    deadline_.store(Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                       std::chrono::duration<double>(kExitGraceS)));
+    thread_.join();
+  }
+
+  // The last lines, for an error message: "" when there were none.
+  std::string tail() const {
+    const std::lock_guard lock(mutex_);
+    std::string text;
+    for (const std::string& line : last_lines_) text += (text.empty() ? "" : " | ") + line;
+    return text;
+  }
+
+ private:
+  static constexpr std::size_t kTailLines = 4;
+
+  void relay() {
+    std::array<char, 4096> chunk{};
+    std::string pending;
+    for (;;) {
+      if (Clock::now() >= deadline_.load()) break;
+      pollfd descriptor{.fd = read_end_.get(), .events = POLLIN, .revents = 0};
+      const int ready = poll(&descriptor, 1, kPollMs);
+      if (ready < 0 && errno != EINTR) break;
+      if (ready <= 0) continue;
+      const ssize_t count = read(read_end_.get(), chunk.data(), chunk.size());
+      if (count < 0 && errno == EINTR) continue;
+      if (count <= 0) break;  // closed: the worker and everything it started have ended
+      pending.append(chunk.data(), static_cast<std::size_t>(count));
+      for (std::size_t newline; (newline = pending.find('\n')) != std::string::npos;) {
+        emit(pending.substr(0, newline));
+        pending.erase(0, newline + 1);
+      }
+    }
+    if (!pending.empty()) emit(pending);
+  }
+
+  void emit(const std::string& line) {
+    fmt::print(stderr, "[worker of {}] {}\n", label_, line);
+    const std::lock_guard lock(mutex_);
+    last_lines_.push_back(line);
+    if (last_lines_.size() > kTailLines) last_lines_.pop_front();
+  }
+
+  std::string label_;
+  Fd read_end_;
+  std::atomic<Clock::time_point> deadline_{Clock::time_point::max()};
+  mutable std::mutex mutex_;
+  std::deque<std::string> last_lines_;
+  std::thread thread_;  // last: it starts once the rest is built
+};
+
 // A worker (`mlalab worker --backend B` of another build, or the Python worker), its stdin and
 // stdout one socket (a write to a worker that has died fails with EPIPE instead of raising
-// SIGPIPE). `label` names it in messages.
+// SIGPIPE), its stderr relayed (StderrRelay). `label` names it in messages.
 class WorkerProcess {
  public:
   WorkerProcess(std::string label, const std::string& program, std::vector<std::string> argv)
@@ -161,10 +233,17 @@ class WorkerProcess {
     }
     socket_ = std::make_unique<Fd>(sockets[0]);
     Fd child_end(sockets[1]);
+    std::array<int, 2> stderr_pipe{-1, -1};
+    if (pipe2(stderr_pipe.data(), O_CLOEXEC) != 0) {
+      throw std::runtime_error(errno_text("pipe", errno));
+    }
+    Fd stderr_read(stderr_pipe[0]);
+    const Fd stderr_write(stderr_pipe[1]);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, child_end.get(), STDIN_FILENO);
     posix_spawn_file_actions_adddup2(&actions, child_end.get(), STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, stderr_write.get(), STDERR_FILENO);
     const int status =
         spawn_in_own_group(program, std::move(argv), child_environment({}), &actions, &pid_);
     posix_spawn_file_actions_destroy(&actions);
@@ -172,6 +251,9 @@ class WorkerProcess {
       pid_ = -1;
       throw std::runtime_error(errno_text(program.c_str(), status));
     }
+    const int read_end = stderr_read.get();
+    stderr_read.release();
+    stderr_ = std::make_unique<StderrRelay>(build_, read_end);
   }
 
   WorkerProcess(const WorkerProcess&) = delete;
@@ -223,15 +305,22 @@ class WorkerProcess {
       if (ready <= 0) continue;
       const ssize_t count = recv(socket_->get(), chunk.data(), chunk.size(), 0);
       if (count < 0 && errno == EINTR) continue;
-      if (count <= 0) fail("it ended (its stderr says why)");
+      if (count <= 0) fail("it ended");
       buffer_.append(chunk.data(), static_cast<std::size_t>(count));
     }
   }
 
  private:
+  // Ends the worker and throws `why`, with the worker's last stderr lines when it wrote any.
   [[noreturn]] void fail(const std::string& why) {
     end_worker();
-    throw std::runtime_error(fmt::format("the worker of {}: {}", build_, why));
+    stderr_->finish();
+    const std::string last_words = stderr_->tail();
+    throw std::runtime_error(
+        last_words.empty()
+            ? fmt::format("the worker of {}: {}", build_, why)
+            : fmt::format("the worker of {}: {}; its stderr ended with: {}", build_, why,
+                          last_words));
   }
 
   Reply cut(SampleCut why) {
@@ -250,6 +339,7 @@ class WorkerProcess {
   std::unique_ptr<Fd> socket_;
   pid_t pid_ = -1;
   std::string buffer_;
+  std::unique_ptr<StderrRelay> stderr_;
 };
 
 class WorkerArm final : public PreparedArm {

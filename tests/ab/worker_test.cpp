@@ -1,7 +1,11 @@
 #include "ab/worker.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -84,6 +88,33 @@ TEST(WorkerBackend, RefusesABuildThatIsNoMlalab) {
   EXPECT_THROW(make_worker_backend("/bin/false", Backend::kCpu, nullptr), std::runtime_error);
   EXPECT_THROW(make_worker_backend("/nonexistent/mlalab", Backend::kCpu, nullptr),
                std::runtime_error);
+}
+
+// A worker that dies at once: its stderr reaches the lab's behind the worker's name, and the
+// error that reports its end quotes the last of it.
+TEST(WorkerBackend, AWorkerThatEndsIsQuotedInTheError) {
+  const std::filesystem::path script =
+      std::filesystem::temp_directory_path() / fmt::format("mlalab-dying-worker-{}", getpid());
+  {
+    std::ofstream file(script);
+    file << "#!/bin/sh\necho 'first line' >&2\necho 'no usable GPU here' >&2\nexit 3\n";
+  }
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  ::testing::internal::CaptureStderr();
+  std::string error;
+  try {
+    make_worker_backend(script.string(), Backend::kCpu, nullptr);
+  } catch (const std::runtime_error& thrown) {
+    error = thrown.what();
+  }
+  const std::string relayed = ::testing::internal::GetCapturedStderr();
+  std::filesystem::remove(script);
+  EXPECT_NE(error.find("its stderr ended with: first line | no usable GPU here"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(relayed.find(fmt::format("[worker of {}] no usable GPU here\n", script.string())),
+            std::string::npos)
+      << relayed;
 }
 
 // The lab with one arm in this process and one in a worker of the mlalab binary (another
