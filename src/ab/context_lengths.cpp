@@ -9,6 +9,8 @@
 #include <random>
 #include <stdexcept>
 
+#include "bench/problem.h"
+
 namespace mlalab::ab {
 
 std::vector<int> sample_context_lengths(const ContextSpec& spec, int count) {
@@ -19,22 +21,12 @@ std::vector<int> sample_context_lengths(const ContextSpec& spec, int count) {
         "sample_context_lengths: need 1 ≤ min ≤ max, got [{}, {}]", spec.min_length,
         spec.max_length));
   }
+  if (spec.kind == ContextSpec::Kind::kUniform) {
+    return bench::uniform_random_lengths(count, spec.min_length, spec.max_length, spec.seed);
+  }
   std::mt19937_64 generator(spec.seed);
   std::vector<int> lengths;
   lengths.reserve(count);
-  if (spec.kind == ContextSpec::Kind::kUniform) {
-    // An integer in [0, span) by rejection: draws below 2^64 mod span would favour small
-    // values, so they are drawn again.
-    const std::uint64_t span = static_cast<std::uint64_t>(spec.max_length) -
-                               static_cast<std::uint64_t>(spec.min_length) + 1;
-    const std::uint64_t rejected_below = (0 - span) % span;
-    for (int i = 0; i < count; ++i) {
-      std::uint64_t draw = generator();
-      while (draw < rejected_below) draw = generator();
-      lengths.push_back(spec.min_length + static_cast<int>(draw % span));
-    }
-    return lengths;
-  }
   // Lognormal: z from two draws by Box-Muller (the cosine half only, so that request i always
   // uses draws 2i and 2i + 1).
   constexpr double kTwoToMinus53 = 1.0 / 9007199254740992.0;

@@ -32,7 +32,8 @@ struct BenchRow {
   std::string layout{};     // "v3" / "v4"
   int heads = 0;
   int batch = 0;
-  int context = 0;          // tokens per sequence (all sequences have this length)
+  int context = 0;          // tokens per sequence, or the longest one with drawn lengths
+  long long tokens = 0;     // the batch's tokens: batch · context for equal lengths
   int page_size = 0;
   int splits = 0;           // KV splits of the plan; 1 on the CPU
   int workers = 0;          // balanced launches: workers per head block (splits is 1); else 0
@@ -50,6 +51,7 @@ struct BenchRow {
 
 struct BenchReport {
   BenchEnvironment environment{};
+  std::string lengths = "equal";  // how every row drew its lengths (dispatch::lengths_text)
   std::vector<BenchRow> rows{};
 
   // True when any row is INVALID or an error: the command then exits non-zero.

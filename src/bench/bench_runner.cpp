@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <numeric>
 #include <ostream>
@@ -18,6 +19,7 @@
 #include "bench/device_problem.h"
 #include "bench/problem.h"
 #include "core/median.h"
+#include "core/number_text.h"
 #include "dispatch/feasibility.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/reference/reference.h"
@@ -51,8 +53,12 @@ void report_progress(std::ostream* progress, const std::string& line) {
 }
 
 std::string row_progress(const BenchRow& row, std::size_t index, std::size_t total) {
-  std::string line = fmt::format("[{}/{}] {} B={} L={}: ", index, total, row.variant, row.batch,
+  std::string line = fmt::format("[{}/{}] {} B={} L={}", index, total, row.variant, row.batch,
                                  row.context);
+  if (row.tokens != static_cast<long long>(row.batch) * row.context) {
+    line += fmt::format(" ({} tokens drawn)", group_thousands(row.tokens));
+  }
+  line += ": ";
   if (row.status != RowStatus::kOk) return line + row.status_text();
   line += fmt::format("{:.1f} us, {:.4g} GB/s", row.us, row.gbps);
   if (row.pct_read_bw) line += fmt::format(" ({:.1f}% of read)", *row.pct_read_bw);
@@ -66,7 +72,7 @@ ProblemSpec problem_spec(const BenchRequest& request, int batch, int context) {
   return ProblemSpec{.layout = request.layout,
                      .batch = batch,
                      .num_heads = request.num_heads,
-                     .seq_lens = uniform_lengths(batch, context),
+                     .seq_lens = drawn_lengths(request.lengths, batch, context, request.seed),
                      .page_size = request.page_size,
                      .with_sinks = false,
                      // Pages scattered as in a real paged cache, so no variant profits from
@@ -77,11 +83,13 @@ ProblemSpec problem_spec(const BenchRequest& request, int batch, int context) {
 
 BenchRow row_skeleton(const BenchRequest& request, std::string variant, int batch,
                       int context) {
+  const std::vector<int> lengths = drawn_lengths(request.lengths, batch, context, request.seed);
   return BenchRow{.variant = std::move(variant),
                   .layout = std::string(name_of(request.layout)),
                   .heads = request.num_heads,
                   .batch = batch,
                   .context = context,
+                  .tokens = std::accumulate(lengths.begin(), lengths.end(), 0LL),
                   .page_size = request.page_size};
 }
 
@@ -279,6 +287,15 @@ int replica_count(std::size_t replica_bytes, std::size_t l2_bytes) {
   return std::max(kMinReplicas, static_cast<int>(capped));
 }
 
+std::vector<int> drawn_lengths(const dispatch::TunedLengths& lengths, int batch, int context,
+                               std::uint64_t seed) {
+  if (lengths.equal()) return uniform_lengths(batch, context);
+  // ⌈F · context⌉, with a little slack so that a product like 0.035 · 400 = 14.000000000000002
+  // is 14, and at least 1 where F · context is below the slack.
+  const double shortest = std::ceil(lengths.shortest_fraction * context - 1e-9);
+  return uniform_random_lengths(batch, std::max(1, static_cast<int>(shortest)), context, seed);
+}
+
 RowMetrics row_metrics(const std::vector<int>& seq_lens, int num_heads, Layout layout,
                        double microseconds) {
   const LayoutDims dims = dims_of(layout);
@@ -307,6 +324,7 @@ BenchReport run_cuda_bench(const BenchRequest& request, std::ostream* progress) 
   const int clock_after_load = read_sm_clock_mhz();
 
   BenchReport report;
+  report.lengths = dispatch::lengths_text(request.lengths);
   report.environment = BenchEnvironment{
       .gpu = device->gpu,
       .sm_count = device->sm_count,
@@ -370,6 +388,7 @@ BenchReport run_cuda_bench(const BenchRequest& request, std::ostream* progress) 
 BenchReport run_cpu_bench(const BenchRequest& request, std::ostream* progress) {
   const int threads = resolved_cpu_threads(request.cpu_threads);
   BenchReport report;
+  report.lengths = dispatch::lengths_text(request.lengths);
   report.environment = BenchEnvironment{
       .gpu = fmt::format("cpu ({} threads)", threads),
       .commit = git_commit(),

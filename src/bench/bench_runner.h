@@ -2,7 +2,7 @@
 // `mlalab bench`: every requested variant on every (batch, context), validated against the
 // fp64 reference and then timed with the KV cache coming from HBM, not L2.
 //
-// Per problem (one batch × context): build it (uniform lengths, permuted pages), compute the
+// Per problem (one batch × context): build it (equal or drawn lengths, permuted pages), compute the
 // reference once (on a sample of at most kMaxCheckedEntries sequences for large batches), and
 // for each variant: plan, run once on poisoned outputs, check, and only then time it. The
 // timing rotates over R replicas of (q, kv_cache) whose total size is ≥ 4 × L2, replayed as
@@ -18,6 +18,7 @@
 #include "core/kernel_config.h"
 #include "core/layout.h"
 #include "core/validate.h"
+#include "dispatch/tuning_table.h"
 
 namespace mlalab::bench {
 
@@ -40,10 +41,20 @@ struct BenchRequest {
   // Ignored by the CPU backend.
   std::vector<std::string> variants{};
   SplitPolicy split{};                // ignored by the CPU backend
+  // Each row's sequence lengths: all its context (equal), or drawn up to it (drawn_lengths,
+  // from `seed`): the context is then the longest a sequence may be, as a Dispatcher's key.
+  dispatch::TunedLengths lengths{};
   int timed_runs = kMinTimedRuns;     // in [kMinTimedRuns, kMaxTimedRuns]
   std::uint64_t seed = 1;
   int cpu_threads = 0;                // CPU backend only; 0 = every hardware thread
 };
+
+// The sequence lengths of a (batch, context) row under `lengths`: all `context`, or each
+// uniform in [⌈shortest_fraction · context⌉, context] from `seed` (uniform_random_lengths: the
+// first b of them are the same at every batch, so rows differ by batch, not by draw). The
+// tuner draws its keys' lengths the same way.
+std::vector<int> drawn_lengths(const dispatch::TunedLengths& lengths, int batch, int context,
+                               std::uint64_t seed);
 
 // One problem's KV cache of `tokens` cache rows (the sum of its sequence lengths) within
 // kMaxProblemKvBytes: nullopt when it fits, else an error on `field` whose value reads

@@ -74,6 +74,11 @@ void TablePrinter::print(const BenchReport& report) {
     out_ << fmt::format("memory: streaming read {:.0f} GB/s, device copy {:.0f} GB/s\n",
                         *env.read_gbps, *env.copy_gbps);
   }
+  if (report.lengths != "equal") {
+    out_ << fmt::format("lengths: {} (L is the longest a sequence may be; GB/s and TFLOP/s "
+                        "count the tokens drawn)\n",
+                        report.lengths);
+  }
   out_ << '\n';
 
   std::vector<TextRow> cells;
@@ -94,6 +99,7 @@ nlohmann::json bench_report_json(const BenchReport& report) {
         {"heads", row.heads},
         {"batch", row.batch},
         {"context", row.context},
+        {"tokens", row.tokens},
         {"page_size", row.page_size},
         {"splits", row.splits},
         {"workers", row.workers > 0 ? nlohmann::json(row.workers) : nlohmann::json(nullptr)},
@@ -115,6 +121,7 @@ nlohmann::json bench_report_json(const BenchReport& report) {
            {"read_gbps", or_null(env.read_gbps)},
            {"copy_gbps", or_null(env.copy_gbps)},
        }},
+      {"lengths", report.lengths},
       {"rows", std::move(rows)},
   };
 }

@@ -235,6 +235,26 @@ std::vector<int> uniform_lengths(int batch, int len) {
   return std::vector<int>(batch, len);
 }
 
+std::vector<int> uniform_random_lengths(int count, int min_len, int max_len, std::uint64_t seed) {
+  if (count < 0 || min_len < 1 || min_len > max_len) {
+    throw std::invalid_argument("uniform_random_lengths: need count ≥ 0 and 1 ≤ min ≤ max");
+  }
+  std::mt19937_64 generator(seed);
+  // An integer in [0, span) by rejection: draws below 2^64 mod span would favour small values,
+  // so they are drawn again.
+  const std::uint64_t span =
+      static_cast<std::uint64_t>(max_len) - static_cast<std::uint64_t>(min_len) + 1;
+  const std::uint64_t rejected_below = (0 - span) % span;
+  std::vector<int> lengths;
+  lengths.reserve(count);
+  for (int i = 0; i < count; ++i) {
+    std::uint64_t draw = generator();
+    while (draw < rejected_below) draw = generator();
+    lengths.push_back(min_len + static_cast<int>(draw % span));
+  }
+  return lengths;
+}
+
 std::vector<int> mixed_lengths(int batch, int max_len, std::uint64_t seed) {
   if (batch < 0 || max_len < 0) {
     throw std::invalid_argument("mixed_lengths: batch and max_len must be >= 0");

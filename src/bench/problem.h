@@ -78,6 +78,14 @@ HostProblem make_problem(const ProblemSpec& spec);
 // `batch` sequences of `len` tokens each.
 std::vector<int> uniform_lengths(int batch, int len);
 
+// `count` lengths, each an integer in [min_len, max_len] (1 ≤ min_len ≤ max_len), all equally
+// likely, drawn from `seed`; length i depends only on the seed and i, so a smaller count draws
+// the larger one's first lengths. The same seed gives the same lengths on every platform
+// (std::mt19937_64 with our own mapping: the standard distributions are
+// implementation-defined). The A/B lab's uniform context spec and every other drawn length
+// (bench, tune) come from here.
+std::vector<int> uniform_random_lengths(int count, int min_len, int max_len, std::uint64_t seed);
+
 // `batch` lengths in [0, max_len], drawn from `seed`. They include max_len, 0 and 1 (in that
 // order of priority, as far as batch allows), at random positions.
 std::vector<int> mixed_lengths(int batch, int max_len, std::uint64_t seed);

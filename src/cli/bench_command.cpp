@@ -21,6 +21,7 @@
 #include "core/kernel_config.h"
 #include "core/layout.h"
 #include "core/validate.h"
+#include "dispatch/tuning_table.h"
 #include "kernels/registry.h"
 #include "kernels/split_plan.h"
 
@@ -56,6 +57,7 @@ struct BenchOptions {
   std::string backend = "auto";
   int runs = bench::kMinTimedRuns;
   std::uint64_t seed = kDefaultSeed;
+  dispatch::TunedLengths lengths{};
   // Set after parsing: whether CUDA-only options were given, to say they are ignored on CPU.
   const CLI::Option* variant_option = nullptr;
   const CLI::Option* split_option = nullptr;
@@ -96,10 +98,16 @@ Exit status: 0 every row ok; 1 a row INVALID or failed; 2 a usage error, or an e
 stopped the benchmark (e.g. no usable GPU for --backend cuda, a --json path that cannot be
 written: both are checked before anything runs).
 
+Mixed lengths (--lengths uniform:F): each row's batch draws its lengths between F times the
+context and the context, so the context is the longest a sequence may be (a Dispatcher's
+key); the GB/s and TFLOP/s count the tokens drawn. Serving batches mix lengths: split
+launches then wait for their longest sequence, balanced ones share the tokens evenly.
+
 Examples:
   mlalab bench                                    defaults (CPU backend without a GPU)
   mlalab bench --variant all --batch 1,8,64 --context 1024,8192 --json results.json
-  mlalab bench --layout v4 --heads 64 --split fixed:4)",
+  mlalab bench --layout v4 --heads 64 --split fixed:4
+  mlalab bench --heads 128 --batch 64 --context 8192 --lengths uniform:0.125 --split balanced)",
                      kernels::kPrologueSteps, kernels::kMinTilesPerSplit,
                      kernels::kMaxHeuristicSplits, kMaxSplits);
 }
@@ -158,8 +166,17 @@ void register_options(CLI::App& command, BenchOptions* raw) {
                      fmt::format("Timed samples per row; the median is reported. Default and "
                                  "minimum: {}", bench::kMinTimedRuns))
       ->type_name("INT");
+  add_checked_option(command, "--lengths", raw->lengths, sequence_lengths(),
+                     fmt::format("Each row's sequence lengths: equal (every sequence as long as "
+                                 "--context), or uniform:F, each uniform between F times the "
+                                 "context and it, drawn from --seed, F in (0, 1] ('uniform' "
+                                 "alone: F = {}), as mlalab tune --lengths draws them. "
+                                 "Default: equal",
+                                 dispatch::kDefaultShortestFraction))
+      ->type_name("equal|uniform[:F]");
   add_checked_option(command, "--seed", raw->seed, integer_in(kSeedRange),
-                     fmt::format("Seed of the random inputs and page order, in {}. Default: {}",
+                     fmt::format("Seed of the random inputs, page order and drawn lengths, in "
+                                 "{}. Default: {}",
                                  range_text(kSeedRange), kDefaultSeed))
       ->type_name("INT");
   command.footer(footer());
@@ -188,6 +205,7 @@ bench::BenchRequest make_request(const BenchOptions& options, bool on_cpu) {
                       ? std::vector<std::string>{default_variant()}
                       : std::vector<std::string>(names.begin(), names.end()),
       .split = parse_split_policy(options.split).value_or(SplitPolicy{}),
+      .lengths = options.lengths,
       .timed_runs = options.runs,
       .seed = options.seed,
   };

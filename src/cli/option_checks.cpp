@@ -128,6 +128,14 @@ OptionCheck<std::vector<int>> integer_list_in(IntegerRange range) {
   };
 }
 
+OptionCheck<dispatch::TunedLengths> sequence_lengths() {
+  return [](const std::string& option, const std::string& text, std::string* error) {
+    const auto lengths = dispatch::parse_lengths(text);
+    if (!lengths) *error = fmt::format("{} {}: allowed {}", option, text, dispatch::kLengthsForms);
+    return lengths;
+  };
+}
+
 OptionCheck<double> run_minutes() {
   return [](const std::string& option, const std::string& text,
             std::string* error) -> std::optional<double> {

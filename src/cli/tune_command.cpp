@@ -255,15 +255,7 @@ CLI::App* add_tune_command(CLI::App& app, int& exit_code) {
                                  "Default: {}",
                                  fmt::join(dispatch::default_context_buckets(), ",")))
       ->type_name("LIST");
-  const OptionCheck<dispatch::TunedLengths> lengths_check =
-      [](const std::string& option, const std::string& text, std::string* error) {
-        const auto lengths = dispatch::parse_lengths(text);
-        if (!lengths) {
-          *error = fmt::format("{} {}: allowed {}", option, text, dispatch::kLengthsForms);
-        }
-        return lengths;
-      };
-  add_checked_option(*command, "--lengths", options->lengths, lengths_check,
+  add_checked_option(*command, "--lengths", options->lengths, sequence_lengths(),
                      fmt::format("Each key's sequence lengths: equal (all as long as the context "
                                  "bucket), or uniform:F, each uniform between F times the "
                                  "context bucket and it, F in (0, 1] ('uniform' alone: F = "

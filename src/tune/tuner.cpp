@@ -107,7 +107,7 @@ class KeyRace {
             {.layout = request.layout,
              .batch = batch,
              .num_heads = request.num_heads,
-             .seq_lens = tuned_lengths(request.lengths, batch, context, request.seed),
+             .seq_lens = bench::drawn_lengths(request.lengths, batch, context, request.seed),
              .page_size = request.page_size,
              .permute_pages = true,
              .seed = request.seed})),
@@ -166,19 +166,6 @@ std::string result_text(const dispatch::CandidateResult& result) {
 }
 
 }  // namespace
-
-std::vector<int> tuned_lengths(const dispatch::TunedLengths& lengths, int batch, int context,
-                               std::uint64_t seed) {
-  if (lengths.equal()) return bench::uniform_lengths(batch, context);
-  // ⌈F · context⌉, with a little slack so that a product like 0.035 · 400 = 14.000000000000002
-  // is 14, and at least 1 where F · context is below the slack.
-  const double shortest = std::ceil(lengths.shortest_fraction * context - 1e-9);
-  const ab::ContextSpec spec{.kind = ab::ContextSpec::Kind::kUniform,
-                             .min_length = std::max(1, static_cast<int>(shortest)),
-                             .max_length = context,
-                             .seed = seed};
-  return ab::sample_context_lengths(spec, batch);
-}
 
 std::vector<int> split_candidates(int batch, int head_blocks, int context, int block_t,
                                   int sm_count, int ctas_per_sm) {

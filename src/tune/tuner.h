@@ -2,9 +2,9 @@
 // `mlalab tune`: builds or updates a tuning table for one (layout, heads, page size) on this
 // GPU. For every key (batch bucket × context bucket), in order:
 //   1. the problem: `batch` sequences of `context` tokens (or of lengths drawn up to it:
-//      tuned_lengths), pages scattered, inputs random, replicated over ≥ 4 × L2 so that every
-//      timed call reads its KV from HBM (as bench and the A/B lab time a call); launches are
-//      planned for `context`, as a Dispatcher plans them for its key;
+//      bench::drawn_lengths), pages scattered, inputs random, replicated over ≥ 4 × L2 so
+//      that every timed call reads its KV from HBM (as bench and the A/B lab time a call);
+//      launches are planned for `context`, as a Dispatcher plans them for its key;
 //   2. the candidates: every candidate variant that judge_here finds feasible (the others are
 //      pruned once, with their reasons), each with the splits of candidate_splits;
 //   3. each candidate checked once against the fp64 reference (a wrong one is dropped, with
@@ -38,12 +38,6 @@ struct TuneRequest {
   int launches_per_sample = 5;
   std::uint64_t seed = 1;  // of the inputs and the page order
 };
-
-// The sequence lengths of key (batch, context) under `lengths`: all `context`, or each uniform
-// in [⌈shortest_fraction · context⌉, context] from `seed` (ab::sample_context_lengths: the
-// first b of them are the same at every batch, so buckets differ by batch, not by draw).
-std::vector<int> tuned_lengths(const dispatch::TunedLengths& lengths, int batch, int context,
-                               std::uint64_t seed);
 
 // Split counts raced for a variant at a key: the heuristic's choice h (kernels/split_plan.h),
 // h / 2 and 2 · h, the most splits that still fit in one wave of resident CTAs, and 1 (no

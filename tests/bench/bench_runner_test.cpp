@@ -1,8 +1,12 @@
 #include "bench/bench_runner.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <numeric>
 #include <sstream>
+#include <vector>
 
 #include "bench/check.h"
 #include "kernels/registry.h"
@@ -120,6 +124,71 @@ TEST(RunCpuBench, ValidatesAndTimesEveryShape) {
   EXPECT_EQ(report.rows[3].context, 130);
   EXPECT_NE(progress.str().find("[4/4] cpu B=2 L=130"), std::string::npos) << progress.str();
   EXPECT_FALSE(report.any_failed());
+}
+
+// Drawn lengths on the CPU backend: every row checked and timed on its batch's draw, whose
+// tokens it reports (the first sequences of a larger batch are a smaller one's), and the
+// metrics count those tokens, not batch · context.
+TEST(RunCpuBench, TimesDrawnLengths) {
+  BenchRequest request = valid_request();
+  request.batches = {3, 6};
+  request.contexts = {200};
+  request.lengths = {.shortest_fraction = 0.25};
+  request.cpu_threads = 2;
+  std::ostringstream progress;
+  const BenchReport report = run_cpu_bench(request, &progress);
+  EXPECT_EQ(report.lengths, "uniform:0.25");
+  ASSERT_EQ(report.rows.size(), 2u);
+  for (const BenchRow& row : report.rows) {
+    EXPECT_EQ(row.status, RowStatus::kOk) << row.status_text();
+    const std::vector<int> lengths = drawn_lengths(request.lengths, row.batch, 200, request.seed);
+    EXPECT_EQ(row.tokens, std::accumulate(lengths.begin(), lengths.end(), 0LL));
+    EXPECT_LT(row.tokens, 200LL * row.batch);
+    EXPECT_GE(row.tokens, 50LL * row.batch);
+    EXPECT_NEAR(row.gbps,
+                row_metrics(lengths, row.heads, request.layout, row.us).gbps, 1e-9 * row.gbps);
+  }
+  EXPECT_NE(progress.str().find(fmt::format("[1/2] cpu B=3 L=200 ({} tokens drawn)",
+                                            report.rows[0].tokens)),
+            std::string::npos)
+      << progress.str();
+}
+
+TEST(DrawnLengths, EqualLengthsAreAllTheContext) {
+  EXPECT_EQ(drawn_lengths({}, 5, 4096, 1), (std::vector<int>(5, 4096)));
+}
+
+TEST(DrawnLengths, UniformLengthsSpanTheirRangeAndGrowByBatch) {
+  const dispatch::TunedLengths mixed{.shortest_fraction = 0.125};
+  const std::vector<int> lengths = drawn_lengths(mixed, 128, 8192, 7);
+  ASSERT_EQ(lengths.size(), 128u);
+  for (const int length : lengths) {
+    EXPECT_GE(length, 1024);
+    EXPECT_LE(length, 8192);
+  }
+  // Spread over the range, not bunched: both ends' quarters are drawn from.
+  const auto [shortest, longest] = std::minmax_element(lengths.begin(), lengths.end());
+  EXPECT_LT(*shortest, 1024 + 7168 / 4);
+  EXPECT_GT(*longest, 8192 - 7168 / 4);
+  // A smaller batch is the larger one's first sequences; the seed decides the draw.
+  const std::vector<int> eight = drawn_lengths(mixed, 8, 8192, 7);
+  EXPECT_TRUE(std::equal(eight.begin(), eight.end(), lengths.begin()));
+  EXPECT_EQ(drawn_lengths(mixed, 128, 8192, 7), lengths);
+  EXPECT_NE(drawn_lengths(mixed, 128, 8192, 8), lengths);
+}
+
+// The shortest length drawn over many sequences: the range's lower end, which they all reach.
+int shortest_of(const dispatch::TunedLengths& lengths, int context) {
+  const std::vector<int> drawn = drawn_lengths(lengths, 10000, context, 1);
+  EXPECT_LE(*std::max_element(drawn.begin(), drawn.end()), context);
+  return *std::min_element(drawn.begin(), drawn.end());
+}
+
+TEST(DrawnLengths, TheShortestIsTheFractionRoundedUpAndAtLeastOne) {
+  EXPECT_EQ(shortest_of({.shortest_fraction = 0.5}, 15), 8);     // ⌈7.5⌉
+  EXPECT_EQ(shortest_of({.shortest_fraction = 0.035}, 400), 14);  // 14.000000000000002 in doubles
+  EXPECT_EQ(shortest_of({.shortest_fraction = 0.01}, 10), 1);     // ⌈0.1⌉
+  EXPECT_EQ(shortest_of({.shortest_fraction = 1e-300}, 10), 1);
 }
 
 }  // namespace

@@ -13,9 +13,10 @@ namespace {
 const std::set<std::string> kEnvironmentKeys = {"gpu",          "sm_count", "sm_clock_mhz",
                                                 "driver",       "cuda_runtime", "commit",
                                                 "read_gbps",    "copy_gbps"};
-const std::set<std::string> kRowKeys = {"variant",   "layout", "heads", "batch",
-                                        "context",   "page_size", "splits", "workers",
-                                        "us",        "gbps",      "pct_read_bw", "tflops"};
+const std::set<std::string> kRowKeys = {"variant", "layout",    "heads",  "batch",
+                                        "context", "tokens",    "page_size", "splits",
+                                        "workers", "us",        "gbps",   "pct_read_bw",
+                                        "tflops"};
 
 std::set<std::string> keys_of(const nlohmann::json& object) {
   std::set<std::string> keys;
@@ -25,8 +26,9 @@ std::set<std::string> keys_of(const nlohmann::json& object) {
 
 BenchRow ok_row(std::string variant, int batch) {
   return BenchRow{.variant = std::move(variant), .layout = "v3", .heads = 16, .batch = batch,
-                  .context = 4096, .page_size = 64, .splits = 4, .us = 12.5, .gbps = 3000.0,
-                  .pct_read_bw = 75.0, .tflops = 1.25, .samples = 20};
+                  .context = 4096, .tokens = 4096LL * batch, .page_size = 64, .splits = 4,
+                  .us = 12.5, .gbps = 3000.0, .pct_read_bw = 75.0, .tflops = 1.25,
+                  .samples = 20};
 }
 
 BenchReport gpu_report() {
@@ -60,7 +62,8 @@ BenchReport cpu_report() {
 
 TEST(JsonPrinter, HasExactlyTheAgreedKeys) {
   const auto json = bench_report_json(gpu_report());
-  EXPECT_EQ(keys_of(json), (std::set<std::string>{"environment", "rows"}));
+  EXPECT_EQ(keys_of(json), (std::set<std::string>{"environment", "lengths", "rows"}));
+  EXPECT_EQ(json["lengths"], "equal");
   EXPECT_EQ(keys_of(json["environment"]), kEnvironmentKeys);
   ASSERT_TRUE(json["rows"].is_array());
   for (const auto& row : json["rows"]) EXPECT_EQ(keys_of(row), kRowKeys);
@@ -139,6 +142,20 @@ TEST(TablePrinter, RendersEveryRowAligned) {
     EXPECT_EQ(columns(line), width) << line;
   }
   EXPECT_EQ(table_lines, 2 + 4);  // header, alignment row, four rows
+}
+
+// Drawn lengths are said once, above the table (equal ones, the common case, are not).
+TEST(TablePrinter, SaysHowTheLengthsWereDrawn) {
+  BenchReport report = gpu_report();
+  std::ostringstream equal;
+  TablePrinter(equal).print(report);
+  EXPECT_EQ(equal.str().find("lengths:"), std::string::npos) << equal.str();
+  report.lengths = "uniform:0.125";
+  std::ostringstream drawn;
+  TablePrinter(drawn).print(report);
+  EXPECT_NE(drawn.str().find("lengths: uniform:0.125 (L is the longest a sequence may be"),
+            std::string::npos)
+      << drawn.str();
 }
 
 TEST(TablePrinter, BlanksNumbersOfUntimedRowsAndCpuPercent) {

@@ -61,6 +61,20 @@ TEST(IntegerIn, SeedsAreTheNonNegativeInt64s) {
   EXPECT_EQ(refusal(seed, "--seed", "abc"), "--seed abc: not an integer; allowed [0, 2^63)");
 }
 
+// bench and tune read --lengths alike.
+TEST(SequenceLengths, AcceptsTheTunersFormsAndNamesThemWhenRefusing) {
+  const auto lengths = sequence_lengths();
+  EXPECT_EQ(refusal(lengths, "--lengths", "equal"), "");
+  EXPECT_EQ(refusal(lengths, "--lengths", "uniform"), "");
+  EXPECT_EQ(refusal(lengths, "--lengths", "uniform:0.125"), "");
+  EXPECT_EQ(refusal(lengths, "--lengths", "uniform:2"),
+            "--lengths uniform:2: allowed equal, uniform, or uniform:F with F in (0, 1], e.g. "
+            "uniform:0.125");
+  EXPECT_EQ(refusal(lengths, "--lengths", "lognormal"),
+            "--lengths lognormal: allowed equal, uniform, or uniform:F with F in (0, 1], e.g. "
+            "uniform:0.125");
+}
+
 TEST(PowerOfTwoIn, RefusesOtherIntegers) {
   const auto page_size = power_of_two_in({.low = 1, .high = 128});
   std::string error;

@@ -22,42 +22,6 @@ int heuristic_splits(int batch, int head_blocks, int context, int block_t, int c
                                     {.sm_count = kH200Sms, .ctas_per_sm = ctas_per_sm});
 }
 
-TEST(TunedLengths, EqualLengthsAreAllTheContext) {
-  EXPECT_EQ(tuned_lengths({}, 5, 4096, 1), (std::vector<int>(5, 4096)));
-}
-
-TEST(TunedLengths, UniformLengthsSpanTheirRangeAndGrowByBatch) {
-  const dispatch::TunedLengths mixed{.shortest_fraction = 0.125};
-  const std::vector<int> lengths = tuned_lengths(mixed, 128, 8192, 7);
-  ASSERT_EQ(lengths.size(), 128u);
-  for (const int length : lengths) {
-    EXPECT_GE(length, 1024);
-    EXPECT_LE(length, 8192);
-  }
-  // Spread over the range, not bunched: both ends' quarters are drawn from.
-  const auto [shortest, longest] = std::minmax_element(lengths.begin(), lengths.end());
-  EXPECT_LT(*shortest, 1024 + 7168 / 4);
-  EXPECT_GT(*longest, 8192 - 7168 / 4);
-  // A smaller batch is the larger one's first sequences; the seed decides the draw.
-  const std::vector<int> eight = tuned_lengths(mixed, 8, 8192, 7);
-  EXPECT_TRUE(std::equal(eight.begin(), eight.end(), lengths.begin()));
-  EXPECT_EQ(tuned_lengths(mixed, 128, 8192, 7), lengths);
-  EXPECT_NE(tuned_lengths(mixed, 128, 8192, 8), lengths);
-}
-
-// The shortest length drawn over many sequences: the range's lower end, which they all reach.
-int shortest_of(const dispatch::TunedLengths& lengths, int context) {
-  const std::vector<int> drawn = tuned_lengths(lengths, 10000, context, 1);
-  EXPECT_LE(*std::max_element(drawn.begin(), drawn.end()), context);
-  return *std::min_element(drawn.begin(), drawn.end());
-}
-
-TEST(TunedLengths, TheShortestIsTheFractionRoundedUpAndAtLeastOne) {
-  EXPECT_EQ(shortest_of({.shortest_fraction = 0.5}, 15), 8);     // ⌈7.5⌉
-  EXPECT_EQ(shortest_of({.shortest_fraction = 0.035}, 400), 14);  // 14.000000000000002 in doubles
-  EXPECT_EQ(shortest_of({.shortest_fraction = 0.01}, 10), 1);     // ⌈0.1⌉
-  EXPECT_EQ(shortest_of({.shortest_fraction = 1e-300}, 10), 1);
-}
 
 // Refused before any GPU is asked for: a table of other lengths is refused on any machine.
 TEST(Tune, RefusesATableOfOtherLengthsNamingTheField) {
