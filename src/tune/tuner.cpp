@@ -9,7 +9,6 @@
 #include <memory>
 #include <stdexcept>
 
-#include "ab/context_lengths.h"
 #include "ab/experiment.h"
 #include "ab/runner.h"
 #include "bench/bench_runner.h"
