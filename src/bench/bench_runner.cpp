@@ -68,11 +68,12 @@ std::string row_progress(const BenchRow& row, std::size_t index, std::size_t tot
   return line;
 }
 
-ProblemSpec problem_spec(const BenchRequest& request, int batch, int context) {
+// One (batch, context) row's problem, on its lengths (drawn_lengths, drawn once per row).
+ProblemSpec problem_spec(const BenchRequest& request, const std::vector<int>& seq_lens) {
   return ProblemSpec{.layout = request.layout,
-                     .batch = batch,
+                     .batch = static_cast<int>(seq_lens.size()),
                      .num_heads = request.num_heads,
-                     .seq_lens = drawn_lengths(request.lengths, batch, context, request.seed),
+                     .seq_lens = seq_lens,
                      .page_size = request.page_size,
                      .with_sinks = false,
                      // Pages scattered as in a real paged cache, so no variant profits from
@@ -81,15 +82,14 @@ ProblemSpec problem_spec(const BenchRequest& request, int batch, int context) {
                      .seed = request.seed};
 }
 
-BenchRow row_skeleton(const BenchRequest& request, std::string variant, int batch,
-                      int context) {
-  const std::vector<int> lengths = drawn_lengths(request.lengths, batch, context, request.seed);
+BenchRow row_skeleton(const BenchRequest& request, std::string variant, int context,
+                      const std::vector<int>& seq_lens) {
   return BenchRow{.variant = std::move(variant),
                   .layout = std::string(name_of(request.layout)),
                   .heads = request.num_heads,
-                  .batch = batch,
+                  .batch = static_cast<int>(seq_lens.size()),
                   .context = context,
-                  .tokens = std::accumulate(lengths.begin(), lengths.end(), 0LL),
+                  .tokens = std::accumulate(seq_lens.begin(), seq_lens.end(), 0LL),
                   .page_size = request.page_size};
 }
 
@@ -139,10 +139,10 @@ void bench_variant(const SelectedVariant& selected, const BenchRequest& request,
                    BenchRow& row) {
   const kernels::Variant& variant = *selected.variant;
   const KernelConfig config{.shape = variant.shape, .split = request.split};
-  const int max_seq_len = host.max_seq_len();
+  // Planned for the row's context, whatever the drawn lengths, as a Dispatcher plans its key
+  // (batch, max context) and the tuner its keys: the same launch at every draw.
   const kernels::LaunchPlan plan = kernels::plan_launch(
-      device_problem.params(0), config, max_seq_len,
-      selected.placement.slots(device.sm_count));
+      device_problem.params(0), config, row.context, selected.placement.slots(device.sm_count));
   row.splits = plan.num_splits;
   row.workers = plan.workers;
   DeviceBuffer<std::byte> workspace(plan.workspace_bytes);
@@ -341,13 +341,15 @@ BenchReport run_cuda_bench(const BenchRequest& request, std::ostream* progress) 
   std::optional<std::string> context_lost;
   for (const int batch : request.batches) {
     for (const int context : request.contexts) {
+      const std::vector<int> seq_lens =
+          drawn_lengths(request.lengths, batch, context, request.seed);
       std::optional<HostProblem> host;
       std::optional<DeviceProblem> device_problem;
       std::optional<LazyReference> reference;
       std::string problem_error;
       if (!context_lost) {
         try {
-          host.emplace(make_problem(problem_spec(request, batch, context)));
+          host.emplace(make_problem(problem_spec(request, seq_lens)));
           device_problem.emplace(*host, device->l2_bytes);
           reference.emplace(*host, validation_batch_indices(batch), progress);
         } catch (const std::exception& error) {
@@ -356,7 +358,7 @@ BenchReport run_cuda_bench(const BenchRequest& request, std::ostream* progress) 
         }
       }
       for (const auto& selected : variants) {
-        BenchRow row = row_skeleton(request, selected.variant->name, batch, context);
+        BenchRow row = row_skeleton(request, selected.variant->name, context, seq_lens);
         if (context_lost) {
           row.status = RowStatus::kError;
           row.detail = "not run: the CUDA context was lost earlier (" + *context_lost + ")";
@@ -396,9 +398,11 @@ BenchReport run_cpu_bench(const BenchRequest& request, std::ostream* progress) {
   const std::size_t total = request.batches.size() * request.contexts.size();
   for (const int batch : request.batches) {
     for (const int context : request.contexts) {
-      BenchRow row = row_skeleton(request, kCpuVariantName, batch, context);
+      const std::vector<int> seq_lens =
+          drawn_lengths(request.lengths, batch, context, request.seed);
+      BenchRow row = row_skeleton(request, kCpuVariantName, context, seq_lens);
       try {
-        HostProblem problem = make_problem(problem_spec(request, batch, context));
+        HostProblem problem = make_problem(problem_spec(request, seq_lens));
         LazyReference reference(problem, validation_batch_indices(batch), progress);
         bench_cpu_problem(request, threads, problem, reference, row);
       } catch (const std::exception& error) {

@@ -42,7 +42,8 @@ struct BenchRequest {
   std::vector<std::string> variants{};
   SplitPolicy split{};                // ignored by the CPU backend
   // Each row's sequence lengths: all its context (equal), or drawn up to it (drawn_lengths,
-  // from `seed`): the context is then the longest a sequence may be, as a Dispatcher's key.
+  // from `seed`): the context is then the longest a sequence may be, and launches are planned
+  // for it, as a Dispatcher plans its key.
   dispatch::TunedLengths lengths{};
   int timed_runs = kMinTimedRuns;     // in [kMinTimedRuns, kMaxTimedRuns]
   std::uint64_t seed = 1;
