@@ -6,10 +6,19 @@
 //   Splits without tokens have lse_s = −inf and weight 0; their out_s is never written, so
 //   it is loaded (unconditional loads batch better) but kept out of the sum.
 //
-// A row is one (batch entry, head): batch · num_heads + head. The kernel is latency-bound
-// (a few KB per CTA), so every step that waits on memory reads all it needs at once: the
+// A row is one (batch entry, head): batch · num_heads + head. The kernels are latency-bound
+// (a few KB per row), so every step that waits on memory reads all it needs at once: the
 // lanes read the splits' lse together, and each thread's partial-result loads are unrolled
-// eight splits deep.
+// several splits deep.
+//
+// Two kernels. combine_kernel: a CTA per row (or four per row when rows are few), a thread per
+// four columns, the splits' weights shared through shared memory; it serves split launches,
+// whose rows have up to kMaxSplits splits. combine_rows_kernel: a warp per row, eight rows per
+// CTA, for balanced launches with many rows, whose sequences have few parts (two or three at
+// H = 128, B = 64): an eighth of the CTAs, so a CTA's launch and exit no longer dominate a
+// combine that merges little (8,192 CTAs of combine_kernel took 7 µs even when every one
+// returned at once, docs/perf-notes.md, version 19), and each lane keeps two parts × four
+// float4 loads in flight.
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -135,6 +144,91 @@ __global__ void __launch_bounds__(kCombineThreads)
   }
 }
 
+constexpr int kRowsPerCta = 8;
+constexpr int kFloat4PerLane = kDv / 4 / kWarpSize;  // a row's 512 columns over one warp
+constexpr int kPartsInFlight = 2;
+
+__global__ void __launch_bounds__(kRowsPerCta * kWarpSize)
+    combine_rows_kernel(const DecodeParams params, const float* partial_out,
+                        const float* partial_lse, const balanced::SequenceParts* sequence_parts) {
+  const long long row_index =
+      static_cast<long long>(blockIdx.x) * kRowsPerCta + threadIdx.x / kWarpSize;
+  const int lane = threadIdx.x % kWarpSize;
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");  // as in combine_kernel
+#endif
+  if (row_index >= static_cast<long long>(params.batch) * params.num_heads) return;
+  const int batch = static_cast<int>(row_index / params.num_heads);
+  const int head = static_cast<int>(row_index % params.num_heads);
+  const balanced::SequenceParts parts = sequence_parts[batch];
+  if (parts.count == 1) return;  // its one worker wrote the final result
+  // Part k's rows are first_part + k · num_heads.
+  const long long first_part = static_cast<long long>(parts.first_slot) * params.num_heads + head;
+  const auto part_row = [&](int part) {
+    return first_part + static_cast<long long>(part) * params.num_heads;
+  };
+
+  float max_lse = -INFINITY;
+  for (int part = lane; part < parts.count; part += kWarpSize) {
+    max_lse = fmaxf(max_lse, partial_lse[part_row(part)]);
+  }
+#pragma unroll
+  for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
+    max_lse = fmaxf(max_lse, __shfl_xor_sync(0xffffffffu, max_lse, offset));
+  }
+  bf16* out_row = params.out + batch * params.out_batch_stride + head * params.out_head_stride;
+  if (max_lse == -INFINITY) {  // no tokens at all: out = 0, lse = −inf
+#pragma unroll
+    for (int i = 0; i < kFloat4PerLane; ++i) {
+      *reinterpret_cast<uint2*>(out_row + (i * kWarpSize + lane) * 4) = make_uint2(0, 0);
+    }
+    if (lane == 0) params.lse[row_index] = -INFINITY;
+    return;
+  }
+
+  // Each lane: columns 4 · (i · 32 + lane) for i < kFloat4PerLane, in every part; a part's lse
+  // (one address for the warp) is loaded beside its partial results.
+  float4 total[kFloat4PerLane] = {};
+  float weight_sum = 0.0f;
+  for (int part0 = 0; part0 < parts.count; part0 += kPartsInFlight) {
+    float lse[kPartsInFlight];
+    float4 loaded[kPartsInFlight][kFloat4PerLane];
+#pragma unroll
+    for (int k = 0; k < kPartsInFlight; ++k) {
+      const int part = min(part0 + k, parts.count - 1);  // a repeat past the end, not summed
+      lse[k] = partial_lse[part_row(part)];
+      const float4* row =
+          reinterpret_cast<const float4*>(partial_out + part_row(part) * params.d_v);
+#pragma unroll
+      for (int i = 0; i < kFloat4PerLane; ++i) loaded[k][i] = row[i * kWarpSize + lane];
+    }
+#pragma unroll
+    for (int k = 0; k < kPartsInFlight; ++k) {
+      // A part without tokens (lse −inf) must not reach the sum even as 0 · NaN.
+      if (part0 + k >= parts.count || lse[k] == -INFINITY) continue;
+      const float weight = expf(lse[k] - max_lse);
+      weight_sum += weight;
+#pragma unroll
+      for (int i = 0; i < kFloat4PerLane; ++i) {
+        total[i].x += weight * loaded[k][i].x;
+        total[i].y += weight * loaded[k][i].y;
+        total[i].z += weight * loaded[k][i].z;
+        total[i].w += weight * loaded[k][i].w;
+      }
+    }
+  }
+  float denominator = weight_sum;
+  if (params.sink_logits != nullptr) denominator += expf(params.sink_logits[head] - max_lse);
+  const float inverse = 1.0f / denominator;
+#pragma unroll
+  for (int i = 0; i < kFloat4PerLane; ++i) {
+    *reinterpret_cast<uint2*>(out_row + (i * kWarpSize + lane) * 4) =
+        make_uint2(pack_bf16x2(total[i].x * inverse, total[i].y * inverse),
+                   pack_bf16x2(total[i].z * inverse, total[i].w * inverse));
+  }
+  if (lane == 0) params.lse[row_index] = max_lse + logf(weight_sum);
+}
+
 }  // namespace
 
 cudaError_t launch_combine(const DecodeParams& params, int num_splits, const float* partial_out,
@@ -142,18 +236,25 @@ cudaError_t launch_combine(const DecodeParams& params, int num_splits, const flo
                            const balanced::SequenceParts* sequence_parts, cudaStream_t stream) {
   if (params.d_v != kDv || num_splits < 1 || num_splits > kMaxSplits) return cudaErrorInvalidValue;
   const CurrentDevice& device = current_device();
-  // A CTA per row once the rows alone fill the GPU twice over; otherwise four per row.
   const long long rows = static_cast<long long>(params.batch) * params.num_heads;
-  const bool per_row = rows >= 2LL * device.sm_count;
   cudaLaunchAttribute dependent_launch{};
   dependent_launch.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   dependent_launch.val.programmaticStreamSerializationAllowed = 1;
   cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(per_row ? rows : 4 * rows));
-  config.blockDim = dim3(kCombineThreads);
   config.stream = stream;
   config.attrs = &dependent_launch;
   config.numAttrs = device.compute_capability >= 90 ? 1 : 0;  // dependent launch: sm_90+
+  // Balanced launches: a warp per row once its CTAs fill the GPU twice over.
+  if (sequence_parts != nullptr && rows >= 2LL * kRowsPerCta * device.sm_count) {
+    config.gridDim = dim3(static_cast<unsigned>((rows + kRowsPerCta - 1) / kRowsPerCta));
+    config.blockDim = dim3(kRowsPerCta * kWarpSize);
+    return cudaLaunchKernelEx(&config, combine_rows_kernel, params, partial_out, partial_lse,
+                              sequence_parts);
+  }
+  // Otherwise a CTA per row once the rows alone fill the GPU twice over, else four per row.
+  const bool per_row = rows >= 2LL * device.sm_count;
+  config.gridDim = dim3(static_cast<unsigned>(per_row ? rows : 4 * rows));
+  config.blockDim = dim3(kCombineThreads);
   return per_row ? cudaLaunchKernelEx(&config, combine_kernel<1>, params, num_splits,
                                       partial_out, partial_lse, sequence_parts)
                  : cudaLaunchKernelEx(&config, combine_kernel<4>, params, num_splits,

@@ -31,6 +31,7 @@ struct DecodeArgs {
   int head_blocks;
   int num_splits;
   int workers;           // balanced launches: workers per head block; 0 otherwise
+  int part_start_cost;   // balanced launches: start_cost (balanced_partition.h), in steps
   int page_shift;        // log2(page_size)
   float scale_log2;      // softmax_scale · log2(e): the kernels work in base 2
   // Partial results, rows slot · num_heads + head (CtaWork::part_slot): out [rows, d_v] and lse
@@ -97,68 +98,70 @@ struct CtaParts {
   }
 
   // Where a balanced worker's parts start: its share [worker_begin(w), worker_begin(w + 1)) of
-  // the stream of steps. Called by every thread before anything else uses shared memory;
-  // `scratch` is shared memory free until this returns. Two passes over the lengths, kThreads
-  // at a time: the first sums their steps (T), the second finds each sequence's start in the
-  // stream. Head block 0's CTA also writes the SequenceParts of the sequences this worker
-  // records, for the combine.
+  // the stream. Called by every thread before anything else uses shared memory; `scratch` is
+  // shared memory free until this returns. Two passes over the lengths, kThreads at a time:
+  // the first sums their costs (T), the second finds each sequence's start in the stream.
+  // Head block 0's CTA also writes the SequenceParts of the sequences this worker records,
+  // for the combine.
   static __device__ PartsCursor start(const DecodeArgs& args, void* scratch) {
     static_assert(kBalanced);
     using Scan = cub::BlockScan<long long, kThreads>;
     struct Shared {
       typename Scan::TempStorage scan;
       int first_batch;
-      int first_step;
+      int first_offset;
     };
     Shared& shared = *static_cast<Shared*>(scratch);
     const DecodeParams& p = args.params;
-    // One chunk's lengths, their exclusive prefix sums within the chunk, and the chunk's total.
-    const auto scan_chunk = [&](int base, long long& length, long long& start) {
+    // One chunk's costs, their exclusive prefix sums within the chunk, and the chunk's total.
+    const auto scan_chunk = [&](int base, long long& cost, long long& start) {
       const int b = base + static_cast<int>(threadIdx.x);
-      length = b < p.batch ? steps_of(p.seq_lens[b]) : 0;
+      cost = b < p.batch ? balanced::sequence_cost(steps_of(p.seq_lens[b]), args.part_start_cost)
+                         : 0;
       long long chunk_total = 0;
-      Scan(shared.scan).ExclusiveSum(length, start, chunk_total);
+      Scan(shared.scan).ExclusiveSum(cost, start, chunk_total);
       __syncthreads();  // the temporary storage is reused by the next chunk
       return chunk_total;
     };
     // A batch of up to kThreads sequences (every serving batch here) is read once.
-    long long first_length = 0;
+    long long first_cost = 0;
     long long first_start = 0;
-    const long long first_total = scan_chunk(0, first_length, first_start);
+    const long long first_total = scan_chunk(0, first_cost, first_start);
     long long total = first_total;
     for (int base = kThreads; base < p.batch; base += kThreads) {
-      long long length = 0;
+      long long cost = 0;
       long long start = 0;
-      total += scan_chunk(base, length, start);
+      total += scan_chunk(base, cost, start);
     }
 
-    PartsCursor share{.batch = 0, .step = 0, .remaining = 0};
+    PartsCursor share{.batch = 0, .offset = 0, .remaining = 0};
     const int worker = blockIdx.x / args.head_blocks;
     const int workers = balanced::active_workers(args.workers, total);
-    if (worker >= workers) return share;  // fewer steps than workers: no share, no records
+    if (worker >= workers) return share;  // fewer positions than workers: no share or records
     const long long begin = balanced::worker_begin(worker, workers, total);
     share.remaining = balanced::worker_begin(worker + 1, workers, total) - begin;
     const bool records = head0(args) == 0;
     long long carry = 0;
     for (int base = 0; base < p.batch; base += kThreads) {
-      long long length = first_length;
+      long long cost = first_cost;
       long long start = first_start;
-      const long long chunk_total = base == 0 ? first_total : scan_chunk(base, length, start);
+      const long long chunk_total = base == 0 ? first_total : scan_chunk(base, cost, start);
       start += carry;
       carry += chunk_total;
       const int b = base + static_cast<int>(threadIdx.x);
       if (b >= p.batch) continue;
-      if (start <= begin && begin < start + length) {  // exactly one sequence holds it
+      if (start <= begin && begin < start + cost) {  // exactly one sequence holds it
         shared.first_batch = b;
-        shared.first_step = static_cast<int>(begin - start);
+        shared.first_offset = static_cast<int>(begin - start);
       }
       if (records && balanced::records_sequence(worker, workers, total, start)) {
-        args.sequence_parts[b] = balanced::sequence_parts(b, start, length, workers, total);
+        args.sequence_parts[b] =
+            balanced::sequence_parts(b, start, cost, args.part_start_cost, workers, total);
       }
     }
     __syncthreads();
     share.batch = shared.first_batch;
-    share.step = shared.first_step;
+    share.offset = shared.first_offset;
     __syncthreads();  // every thread has read the scratch before the caller reuses it
     return share;
   }
@@ -181,29 +184,35 @@ struct CtaParts {
  private:
   static __device__ int steps_of(int seq_len) { return (seq_len + kBlockT - 1) / kBlockT; }
 
-  // The part at `cursor`, which then moves past it (and past empty sequences); false when
-  // there is none left.
+  // The part at `cursor`, which then moves past it (and past empty sequences, and sequences
+  // of which the share holds start positions only); false when there is none left.
   static __device__ bool take(const DecodeArgs& args, PartsCursor& cursor, CtaWork& work) {
     const DecodeParams& p = args.params;
+    const int start_cost = args.part_start_cost;
     while (cursor.remaining > 0 && cursor.batch < p.batch) {
       const int seq_len = p.seq_lens[cursor.batch];
       const int seq_steps = steps_of(seq_len);
-      const int steps =
-          static_cast<int>(min(static_cast<long long>(seq_steps - cursor.step), cursor.remaining));
-      const bool whole_sequence = cursor.step == 0 && steps == seq_steps;
+      const int seq_cost = static_cast<int>(balanced::sequence_cost(seq_steps, start_cost));
+      const int taken =
+          static_cast<int>(min(static_cast<long long>(seq_cost - cursor.offset), cursor.remaining));
+      // The steps among the positions [offset, offset + taken) of the sequence's range.
+      const int first_step = max(cursor.offset - start_cost, 0);
+      const int end_step = max(cursor.offset + taken - start_cost, 0);
+      const int steps = end_step - first_step;
+      const bool whole_sequence = first_step == 0 && end_step == seq_steps;
       work.head0 = head0(args);
       work.batch = cursor.batch;
-      work.token_begin = cursor.step * kBlockT;
-      work.token_end = min(seq_len, (cursor.step + steps) * kBlockT);
+      work.token_begin = first_step * kBlockT;
+      work.token_end = min(seq_len, end_step * kBlockT);
       work.steps = steps;
       work.part_slot = whole_sequence ? -1
                                       : static_cast<int>(balanced::part_slot(
                                             blockIdx.x / args.head_blocks, cursor.batch));
-      cursor.remaining -= steps;
-      cursor.step += steps;
-      if (cursor.step == seq_steps) {
+      cursor.remaining -= taken;
+      cursor.offset += taken;
+      if (cursor.offset == seq_cost) {
         ++cursor.batch;
-        cursor.step = 0;
+        cursor.offset = 0;
       }
       if (steps > 0) return true;
     }
@@ -415,6 +424,7 @@ LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const Decod
                   .head_blocks = plan.head_blocks,
                   .num_splits = plan.num_splits,
                   .workers = plan.workers,
+                  .part_start_cost = kPrologueSteps,
                   .page_shift = __builtin_ctz(static_cast<unsigned>(params.page_size)),
                   .scale_log2 = params.softmax_scale * kLog2e,
                   .partial_out = nullptr,

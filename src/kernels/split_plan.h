@@ -49,8 +49,9 @@ int choose_num_splits(const SplitPolicy& policy, int batch, int head_blocks, int
 
 constexpr int kMinTilesPerSplit = 4;
 constexpr int kMaxHeuristicSplits = 128;
-// The fixed cost of a CTA (loading block_h rows of q, the epilogue), in KV steps; q rows are
-// as wide as KV rows and block_h is about block_t, so about one step each.
+// The fixed cost of a CTA's part (loading block_h rows of q, the epilogue), in KV steps; q rows
+// are as wide as KV rows and block_h is about block_t, so about one step each. Balanced
+// launches charge it for every sequence a worker starts (balanced_partition.h's start_cost).
 constexpr int kPrologueSteps = 2;
 
 // Where a launch's workspace keeps what: a balanced launch's SequenceParts, one per batch entry,

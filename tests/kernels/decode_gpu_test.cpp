@@ -144,6 +144,14 @@ std::vector<CaseSpec> sweep_cases() {
       {.batch = 9, .num_heads = 128, .seq_lens = {3, 127, 128, 1, 20000, 65, 64, 0, 1},
        .page_size = 64},
       with_balanced({kHeuristic}));
+  // Rows enough (24 × 128) for the balanced launches' warp-per-row combine, with empty
+  // sequences and one whose parts outnumber a warp's lanes.
+  add("one_long_among_many_b24_h128_p64",
+      {.batch = 24, .num_heads = 128,
+       .seq_lens = {20000, 0, 1, 64, 65, 127, 128, 3, 0, 15, 1000, 64, 1, 2, 63, 129, 0, 7, 300,
+                    64, 65, 1, 0, 31},
+       .page_size = 64, .with_sinks = true},
+      with_balanced({kHeuristic}));
   add("all_empty_b4_h16_p64",
       {.batch = 4, .num_heads = 16, .seq_lens = {0, 0, 0, 0}, .page_size = 64, .with_sinks = true},
       every_split);
