@@ -85,7 +85,8 @@ std::string footer() {
   fixed:N          exactly N splits, N in [1, {}] (capped so every split has tokens)
   target_ctas:T    the fewest splits with batch x head_blocks x splits >= T (T >= 1)
   balanced[:W]     no per-sequence split: W workers per head block (default one wave of
-                   resident CTAs) share the batch's tokens evenly, whatever the lengths
+                   resident CTAs) share the batch's tokens evenly, whatever the lengths,
+                   each sequence's start counted as {} steps of work
 
 Every variant is first run once and checked against an fp64 reference (on up to 8 sequences
 of a large batch); a variant that disagrees is reported INVALID, not timed, and makes the
@@ -109,7 +110,7 @@ Examples:
   mlalab bench --layout v4 --heads 64 --split fixed:4
   mlalab bench --heads 128 --batch 64 --context 8192 --lengths uniform:0.125 --split balanced)",
                      kernels::kPrologueSteps, kernels::kMinTilesPerSplit,
-                     kernels::kMaxHeuristicSplits, kMaxSplits);
+                     kernels::kMaxHeuristicSplits, kMaxSplits, kernels::kPrologueSteps);
 }
 
 void register_options(CLI::App& command, BenchOptions* raw) {
