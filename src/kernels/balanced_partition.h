@@ -9,10 +9,11 @@
 //     cost(b) = start_cost + steps(b)   (0 for an empty sequence)
 // positions of the stream: first start_cost positions for starting it, then one per step, so
 // step k of b is at position start(b) + start_cost + k, where [start(b), start(b) + cost(b))
-// is b's range. The start positions charge a worker for each part it begins: loading q and
-// refilling the pipeline before the part's first step, writing its result after the last,
-// about two steps' time (the split heuristic's kPrologueSteps; per-CTA timelines of the wgmma
-// kernel at H = 128 measured 2.3-2.7 steps per extra part, docs/perf-notes.md, version 21).
+// is b's range. The start positions charge the worker that owns them for starting a part of b
+// (nearly always the worker that computes b's first step): loading q and refilling the
+// pipeline before the part's first step, writing its result after the last, about two steps'
+// time (the split heuristic's kPrologueSteps; per-CTA timelines of the wgmma kernel at H = 128
+// measured 2.2-2.7 steps per extra part, docs/perf-notes.md, version 21).
 // Counting steps alone, a worker whose share touches four sequences finished 12 µs after one
 // touching a single sequence at H = 128, B = 64.
 //
@@ -22,8 +23,8 @@
 // position is owned exactly once and two workers' positions differ by at most one. A worker
 // computes the steps it owns; its load, those steps plus start_cost for every part after its
 // first (each of which starts a sequence), is within 2 · start_cost + 1 of any other's (a
-// share may begin or end among a sequence's start positions). Shares are whole steps so that a
-// cut inside a sequence costs no partly masked step on either side.
+// share may begin or end among a sequence's start positions). Positions are whole steps so that
+// a cut inside a sequence costs no partly masked step on either side.
 // A worker's share may cross sequence boundaries: it then computes one part per sequence whose
 // steps it touches (a share of start positions only has no part). A sequence touched by one
 // worker gets its final result from that worker; one cut into several parts gets partial

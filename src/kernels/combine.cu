@@ -15,10 +15,10 @@
 // four columns, the splits' weights shared through shared memory; it serves split launches,
 // whose rows have up to kMaxSplits splits. combine_rows_kernel: a warp per row, eight rows per
 // CTA, for balanced launches with many rows, whose sequences have few parts (two or three at
-// H = 128, B = 64): an eighth of the CTAs, so a CTA's launch and exit no longer dominate a
-// combine that merges little (8,192 CTAs of combine_kernel took 7 µs even when every one
-// returned at once, docs/perf-notes.md, version 19), and each lane keeps two parts × four
-// float4 loads in flight.
+// H = 128, B = 64; a warp walks a long sequence's many parts in turn): an eighth of the CTAs,
+// so a CTA's launch and exit no longer dominate a combine that merges little (8,192 CTAs of
+// combine_kernel took 7 µs even when every one returned at once, docs/perf-notes.md, version
+// 19), and each lane keeps two parts × four float4 loads in flight.
 #include <cuda_runtime.h>
 
 #include <cmath>

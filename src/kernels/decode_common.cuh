@@ -68,7 +68,7 @@ struct CtaWork {
 using balanced::PartsCursor;
 
 // The parts a CTA computes. A split launch's CTA has at most one: its split of one sequence.
-// A balanced worker has one per sequence its share of the token stream touches; the share is
+// A balanced worker has one per sequence whose steps its share of the stream holds; the share is
 // located from the live lengths by a block-wide scan, so a captured launch rebalances at every
 // replay.
 //

@@ -144,8 +144,8 @@ std::vector<CaseSpec> sweep_cases() {
       {.batch = 9, .num_heads = 128, .seq_lens = {3, 127, 128, 1, 20000, 65, 64, 0, 1},
        .page_size = 64},
       with_balanced({kHeuristic}));
-  // Rows enough (24 × 128) for the balanced launches' warp-per-row combine, with empty
-  // sequences and one whose parts outnumber a warp's lanes.
+  // Rows enough (24 × 128 ≥ 2 × 8 × SMs up to 192 SMs) for the balanced launches'
+  // warp-per-row combine, with empty sequences and one whose parts outnumber a warp's lanes.
   add("one_long_among_many_b24_h128_p64",
       {.batch = 24, .num_heads = 128,
        .seq_lens = {20000, 0, 1, 64, 65, 127, 128, 3, 0, 15, 1000, 64, 1, 2, 63, 129, 0, 7, 300,

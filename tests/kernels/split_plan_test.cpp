@@ -328,7 +328,7 @@ TEST(BalancedPartition, StartCostsSpareTheWorkersThatStartManySequences) {
   }
 }
 
-TEST(BalancedPartition, EveryActiveWorkerHasATokenAndAtLeastOneWorkerIsActive) {
+TEST(BalancedPartition, EveryActiveWorkerHasAPositionAndAtLeastOneWorkerIsActive) {
   EXPECT_EQ(balanced::active_workers(132, 0), 1);
   EXPECT_EQ(balanced::active_workers(132, 5), 5);
   EXPECT_EQ(balanced::active_workers(132, 132), 132);

@@ -4,8 +4,8 @@
 // each instantiation is a registry variant. Which CTA does which work, and the launch, are
 // shared with the other families (decode_common.cuh); split-KV partials go to combine.cu.
 //
-// Per part of a CTA's work (its split, or each sequence its balanced share touches): load the
-// block_h query rows; then, for every block_t-token step of the part,
+// Per part of a CTA's work (its split, or each sequence whose steps its balanced share holds):
+// load the block_h query rows; then, for every block_t-token step of the part,
 //   S = Q·Kᵀ (tensor cores) → online softmax (shared memory) → O += P·V (tensor cores),
 // with the next stages-1 KV tiles already in flight; finally normalise O and write it (or
 // the part's partial result).

@@ -4,10 +4,10 @@
 // bounds the portable family at H = 128. Two knobs, block_t (32 or 64) and stages; the CTA is
 // always 64 heads, two MMA warpgroups and one copy warpgroup (traits.h).
 //
-// Per part of a CTA's work (its split, or each sequence its balanced share touches), a copy
-// warpgroup loads the 64 query rows, then every block_t-token KV tile of the part into a ring
-// of `stages` shared-memory stages (cp.async; mbarriers say when a tile has landed and when a
-// stage is free again; the ring runs on across parts). For every tile, two MMA warpgroups:
+// Per part of a CTA's work (its split, or each sequence whose steps its balanced share holds),
+// a copy warpgroup loads the 64 query rows, then every block_t-token KV tile of the part into a
+// ring of `stages` shared-memory stages (cp.async; mbarriers say when a tile has landed and when
+// a stage is free again; the ring runs on across parts). For every tile, two MMA warpgroups:
 //   1. S = Q·Kᵀ: warpgroup g computes the 64 × block_t/2 scores of its half of the tokens;
 //   2. online softmax in registers: each warpgroup's row maxima meet in shared memory, both
 //      warpgroups rescale with the same step maximum, P (bf16) goes to shared memory;
