@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <random>
 #include <vector>
 
+#include "bench/problem.h"
 #include "kernels/balanced_partition.h"
 
 namespace mlalab::kernels {
@@ -280,11 +280,11 @@ void expect_balanced_partition(const std::vector<std::int64_t>& lengths, int lau
   }
 }
 
-std::vector<std::int64_t> uniform_lengths(int batch, std::mt19937_64& random) {
-  std::uniform_int_distribution<std::int64_t> length(1024, 8192);
-  std::vector<std::int64_t> lengths(batch);
-  for (std::int64_t& value : lengths) value = length(random);
-  return lengths;
+// Issue 9's mixed batch of `batch` sequences, as the lab draws it: uniform in 1,024-8,192,
+// seed 7.
+std::vector<std::int64_t> issue9_lengths(int batch) {
+  const std::vector<int> drawn = bench::uniform_random_lengths(batch, 1024, 8192, 7);
+  return {drawn.begin(), drawn.end()};
 }
 
 TEST(BalancedPartition, EveryTokenOnceLoadsBalancedSlotsConsecutive) {
@@ -300,9 +300,8 @@ TEST(BalancedPartition, EveryTokenOnceLoadsBalancedSlotsConsecutive) {
       expect_balanced_partition({4096}, 1, block_t, 64, start_cost);
     }
     expect_balanced_partition({3, 0, 2, 17, 1}, 4, 1, 1, start_cost);
-    std::mt19937_64 random(7);
     for (const int batch : {8, 64, 128}) {
-      const std::vector<std::int64_t> lengths = uniform_lengths(batch, random);
+      const std::vector<std::int64_t> lengths = issue9_lengths(batch);
       for (const int workers : {1, 7, 66, 132, 264, kMaxBalancedWorkers}) {
         expect_balanced_partition(lengths, workers, 16, 64, start_cost);
         expect_balanced_partition(lengths, workers, 64, 64, start_cost);
@@ -315,10 +314,9 @@ TEST(BalancedPartition, StartCostsSpareTheWorkersThatStartManySequences) {
   // Issue 9's mixed batches (1,024-8,192 tokens), 66 workers of 64-token steps: counted in
   // steps alone, the worker with the most parts carries their start costs on top of an equal
   // share of steps; the start positions give it fewer steps.
-  std::mt19937_64 random(7);
   for (const int batch : {8, 64, 128}) {
     SCOPED_TRACE(testing::Message() << "batch " << batch);
-    const std::vector<std::int64_t> lengths = uniform_lengths(batch, random);
+    const std::vector<std::int64_t> lengths = issue9_lengths(batch);
     const auto heaviest = [&](int start_cost) {
       const std::vector<std::int64_t> loads =
           modelled_loads(list_parts(lengths, 66, 64, start_cost), 66, kPrologueSteps);
