@@ -6,6 +6,8 @@
 #                       (default: all)
 #   MLALAB_CUDA_ARCHS   CUDA architectures, ';'-separated (default: '90a;80;120')
 #   MLALAB_BUILD_TESTS  ON (default) or OFF: the test binaries are 40 % of a small build
+#   MLALAB_TIMELINE     OFF (default) or ON: kernels record per-CTA timelines for
+#                       mlalab bench --timeline (their code hashes then differ)
 # Run scripts/setup.sh first on a fresh machine. With ccache installed (setup.sh installs it),
 # every build folder shares compiled objects.
 set -euo pipefail
@@ -16,10 +18,12 @@ build_dir="${1:-$repo_root/build}"
 variants="${MLALAB_VARIANTS:-.*}"
 archs="${MLALAB_CUDA_ARCHS:-90a;80;120}"
 tests="${MLALAB_BUILD_TESTS:-ON}"
+timeline="${MLALAB_TIMELINE:-OFF}"
 jobs="$(nproc)"
 
-echo "build: $build_dir: variants '$variants', CUDA archs '$archs', tests $tests, $jobs jobs"
+echo "build: $build_dir: variants '$variants', CUDA archs '$archs', tests $tests, timeline $timeline, $jobs jobs"
 cmake -S "$repo_root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DMLALAB_VARIANTS="$variants" -DMLALAB_CUDA_ARCHS="$archs" -DMLALAB_BUILD_TESTS="$tests"
+  -DMLALAB_VARIANTS="$variants" -DMLALAB_CUDA_ARCHS="$archs" -DMLALAB_BUILD_TESTS="$tests" \
+  -DMLALAB_TIMELINE="$timeline"
 cmake --build "$build_dir" -j "$jobs"
 echo "build: done: $build_dir/bin/mlalab"

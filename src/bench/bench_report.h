@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/timeline.h"
+
 namespace mlalab::bench {
 
 struct BenchEnvironment {
@@ -44,6 +46,8 @@ struct BenchRow {
   int samples = 0;          // timed runs behind the median
   RowStatus status = RowStatus::kOk;
   std::string detail{};     // why not ok; for ok rows a note (e.g. fewer runs), often empty
+  // The last timed call's per-CTA records, when the request asked for them (a timeline build).
+  std::vector<kernels::CtaTimeline> timeline{};
 
   // "ok", "ok (5 runs)", "INVALID: ...", "infeasible: ...", "error: ..."
   std::string status_text() const;

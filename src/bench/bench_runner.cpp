@@ -25,6 +25,7 @@
 #include "kernels/reference/reference.h"
 #include "kernels/registry.h"
 #include "kernels/split_plan.h"
+#include "kernels/timeline.h"
 
 namespace mlalab::bench {
 namespace {
@@ -141,8 +142,12 @@ void bench_variant(const SelectedVariant& selected, const BenchRequest& request,
   const KernelConfig config{.shape = variant.shape, .split = request.split};
   // Planned for the row's context, whatever the drawn lengths, as a Dispatcher plans its key
   // (batch, max context) and the tuner its keys: the same launch at every draw.
-  const kernels::LaunchPlan plan = kernels::plan_launch(
-      device_problem.params(0), config, row.context, selected.placement.slots(device.sm_count));
+  const DecodeParams params = device_problem.params(0);
+  kernels::LaunchPlan plan = kernels::plan_launch(params, config, row.context,
+                                                  selected.placement.slots(device.sm_count));
+  if (request.timeline) {
+    plan = kernels::with_timeline(plan, params.batch, params.num_heads, params.d_v);
+  }
   row.splits = plan.num_splits;
   row.workers = plan.workers;
   DeviceBuffer<std::byte> workspace(plan.workspace_bytes);
@@ -160,6 +165,14 @@ void bench_variant(const SelectedVariant& selected, const BenchRequest& request,
   std::vector<double> samples_us = timer.time_calls_us(request.timed_runs);
   row.samples = request.timed_runs;
   row.us = median(std::move(samples_us));
+  if (plan.timeline) {  // every call rewrites the records: these are the last one's
+    row.timeline.resize(plan.ctas);
+    const std::size_t offset =
+        kernels::timeline_offset(plan, params.batch, params.num_heads, params.d_v);
+    MLALAB_CUDA_TRY(cudaMemcpy(row.timeline.data(), workspace.data() + offset,
+                               row.timeline.size() * sizeof(kernels::CtaTimeline),
+                               cudaMemcpyDeviceToHost));
+  }
   const RowMetrics metrics = row_metrics(host.seq_lens, row.heads, request.layout, row.us);
   row.gbps = metrics.gbps;
   row.tflops = metrics.tflops;
@@ -250,6 +263,11 @@ std::optional<InputError> validate_request(const BenchRequest& request) {
   if (request.cpu_threads < 0) {
     return InputError{"cpu_threads", std::to_string(request.cpu_threads),
                       "≥ 0 (0 = every hardware thread)"};
+  }
+  if (request.timeline && !kernels::kTimelineBuild) {
+    return InputError{"timeline", "on",
+                      "off: this build records no timelines (configure one with "
+                      "-DMLALAB_TIMELINE=ON, e.g. MLALAB_TIMELINE=ON bash scripts/build.sh DIR)"};
   }
   if (request.variants.empty()) {
     return InputError{"variants", "(none)", fmt::format("'all' or one of {}", compiled_names())};

@@ -48,6 +48,8 @@ struct BenchRequest {
   int timed_runs = kMinTimedRuns;     // in [kMinTimedRuns, kMaxTimedRuns]
   std::uint64_t seed = 1;
   int cpu_threads = 0;                // CPU backend only; 0 = every hardware thread
+  // CUDA backend, timeline builds only (kernels/timeline.h): keep each row's per-CTA records.
+  bool timeline = false;
 };
 
 // The sequence lengths of a (batch, context) row under `lengths`: all `context`, or each

@@ -16,6 +16,7 @@
 #include "bench/bench_runner.h"
 #include "bench/device_info.h"
 #include "bench/printers.h"
+#include "bench/timeline_report.h"
 #include "cli/exit_status.h"
 #include "cli/option_checks.h"
 #include "core/kernel_config.h"
@@ -24,6 +25,7 @@
 #include "dispatch/tuning_table.h"
 #include "kernels/registry.h"
 #include "kernels/split_plan.h"
+#include "kernels/timeline.h"
 
 namespace mlalab::cli {
 namespace {
@@ -54,6 +56,7 @@ struct BenchOptions {
   std::string variants;  // empty: default_variant()
   std::string split = "heuristic";
   std::string json_path;
+  std::string timeline_path;  // --timeline: each row's per-CTA records (a timeline build)
   std::string backend = "auto";
   int runs = bench::kMinTimedRuns;
   std::uint64_t seed = kDefaultSeed;
@@ -104,11 +107,17 @@ context and the context, so the context is the longest a sequence may be (a Disp
 key); the GB/s and TFLOP/s count the tokens drawn. Serving batches mix lengths: split
 launches then wait for their longest sequence, balanced ones share the tokens evenly.
 
+Timelines (--timeline FILE, in a build configured with -DMLALAB_TIMELINE=ON, whose kernels read
+the GPU's timer and so differ from a normal build's): when each CTA of a row's last timed call
+started and finished each of its parts. A balanced launch's CTAs that end late by their
+number of parts pay per part started; a few late CTAs are a tail.
+
 Examples:
   mlalab bench                                    defaults (CPU backend without a GPU)
   mlalab bench --variant all --batch 1,8,64 --context 1024,8192 --json results.json
   mlalab bench --layout v4 --heads 64 --split fixed:4
-  mlalab bench --heads 128 --batch 64 --context 8192 --lengths uniform:0.125 --split balanced)",
+  mlalab bench --heads 128 --batch 64 --context 8192 --lengths uniform:0.125 --split balanced
+  mlalab bench --heads 128 --batch 80 --split balanced --timeline tl.json  (a timeline build))",
                      kernels::kPrologueSteps, kernels::kMinTilesPerSplit,
                      kernels::kMaxHeuristicSplits, kMaxSplits, kernels::kPrologueSteps);
 }
@@ -156,6 +165,15 @@ void register_options(CLI::App& command, BenchOptions* raw) {
                           ->check(split_validator());
   add_checked_option(command, "--json", raw->json_path, output_file(),
                      "Also write the results to FILE as JSON (ok rows only)")
+      ->type_name("FILE");
+  add_checked_option(
+      command, "--timeline", raw->timeline_path, output_file(),
+      fmt::format("Also record when every CTA of each row's last timed call started and "
+                  "finished each of its parts (%globaltimer), write them to FILE as JSON and "
+                  "print a summary per row (CTAs grouped by their number of parts). Needs a "
+                  "build configured with -DMLALAB_TIMELINE=ON (this one: {}) and the CUDA "
+                  "backend",
+                  kernels::kTimelineBuild ? "yes" : "no"))
       ->type_name("FILE");
   command.add_option("--backend", raw->backend,
                      "auto: CUDA when a device is usable, else the CPU backend; cuda: exit "
@@ -209,6 +227,7 @@ bench::BenchRequest make_request(const BenchOptions& options, bool on_cpu) {
       .lengths = options.lengths,
       .timed_runs = options.runs,
       .seed = options.seed,
+      .timeline = !options.timeline_path.empty(),
   };
 }
 
@@ -230,6 +249,18 @@ int run_bench_command(const BenchOptions& options) {
   if (const auto error = bench::validate_request(request)) {
     std::cerr << "error: " << error->message() << '\n';
     return kExitError;
+  }
+  if (on_cpu && request.timeline) {
+    std::cerr << "error: --timeline records CUDA kernels; the CPU backend has none\n";
+    return kExitError;
+  }
+  std::ofstream timeline_file;
+  if (request.timeline) {  // opened before anything runs, so a bad path costs no run
+    timeline_file.open(options.timeline_path);
+    if (!timeline_file) {
+      std::cerr << fmt::format("error: --timeline: cannot write '{}'\n", options.timeline_path);
+      return kExitError;
+    }
   }
   if (on_cpu && (options.variant_option->count() > 0 || options.split_option->count() > 0)) {
     std::cerr << "note: --variant and --split choose CUDA kernels; the CPU backend ignores "
@@ -260,6 +291,20 @@ int run_bench_command(const BenchOptions& options) {
   if (json_file.is_open() && !json_file) {
     std::cerr << fmt::format("error: --json: writing '{}' failed\n", options.json_path);
     return kExitError;
+  }
+  if (request.timeline) {
+    for (const bench::BenchRow& row : report.rows) {
+      if (row.timeline.empty()) continue;
+      std::cout << fmt::format("timeline {} B={} L={}: {}\n", row.variant, row.batch,
+                               row.context,
+                               bench::timeline_summary_text(bench::summarize_timeline(row.timeline)));
+    }
+    timeline_file << bench::timeline_json(report.rows).dump(1) << '\n';
+    if (!timeline_file) {
+      std::cerr << fmt::format("error: --timeline: writing '{}' failed\n",
+                               options.timeline_path);
+      return kExitError;
+    }
   }
 
   if (report.any_failed()) {

@@ -22,6 +22,7 @@
 #include "kernels/device.h"
 #include "kernels/launch.h"
 #include "kernels/portable/primitives.cuh"
+#include "kernels/timeline.h"
 
 namespace mlalab::kernels {
 
@@ -39,6 +40,9 @@ struct DecodeArgs {
   float* partial_out;
   float* partial_lse;
   balanced::SequenceParts* sequence_parts;  // balanced: [batch], for the combine
+#ifdef MLALAB_TIMELINE
+  CtaTimeline* timeline;  // [CTAs], or nullptr: no timeline asked for (kernels/timeline.h)
+#endif
 };
 
 constexpr float kLn2 = 0.69314718055994530942f;
@@ -64,6 +68,34 @@ struct CtaWork {
     return head < p.num_heads ? p.q + batch * p.q_batch_stride + head * p.q_head_stride : nullptr;
   }
 };
+
+// ---- Timelines (kernels/timeline.h): thread 0 records when its CTA starts and when each of its
+// parts is done. Without MLALAB_TIMELINE both are empty, and the kernels' code is as if they
+// were not called.
+__device__ __forceinline__ void timeline_cta_started([[maybe_unused]] const DecodeArgs& args) {
+#ifdef MLALAB_TIMELINE
+  if (threadIdx.x != 0 || args.timeline == nullptr) return;
+  CtaTimeline& cta = args.timeline[blockIdx.x];
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(cta.start_ns));
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(cta.sm));
+  cta.parts = 0;
+#endif
+}
+
+__device__ __forceinline__ void timeline_part_done([[maybe_unused]] const DecodeArgs& args,
+                                                   [[maybe_unused]] const CtaWork& work) {
+#ifdef MLALAB_TIMELINE
+  if (threadIdx.x != 0 || args.timeline == nullptr) return;
+  CtaTimeline& cta = args.timeline[blockIdx.x];
+  const int index = cta.parts++;  // only thread 0 writes the record
+  if (index >= kTimelineParts) return;
+  TimelinePart& part = cta.part[index];
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(part.end_ns));
+  part.batch = work.batch;
+  part.steps = max(work.steps, 0);  // a split past its sequence's end computed none
+  part.part_slot = work.part_slot;
+#endif
+}
 
 using balanced::PartsCursor;
 
@@ -406,7 +438,8 @@ LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const Decod
            : plan.num_splits >= 1 && plan.num_splits <= kMaxSplits &&
                  plan.ctas == params.batch * head_blocks * plan.num_splits);
   const bool needs_workspace = plan.balanced() || plan.num_splits > 1;
-  if (validate_shapes(params) || !plan_matches || (needs_workspace && workspace == nullptr)) {
+  if (validate_shapes(params) || !plan_matches || (plan.timeline && !kTimelineBuild) ||
+      ((needs_workspace || plan.timeline) && workspace == nullptr)) {
     return {.error = cudaErrorInvalidValue, .refusal = LaunchRefusal::kInvalidInput};
   }
   // Decided before asking CUDA, which answers cudaErrorInvalidValue here as for a bad input.
@@ -438,6 +471,13 @@ LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const Decod
                                                 layout.partial_out_offset);
     args.partial_lse = args.partial_out + layout.partial_rows * params.d_v;
   }
+#ifdef MLALAB_TIMELINE
+  args.timeline = plan.timeline ? reinterpret_cast<CtaTimeline*>(
+                                      static_cast<std::byte*>(workspace) +
+                                      timeline_offset(plan, params.batch, params.num_heads,
+                                                      params.d_v))
+                                : nullptr;
+#endif
   if (plan.balanced()) {
     kBalancedKernel<<<plan.ctas, threads, smem_bytes, stream>>>(args);
   } else {

@@ -25,6 +25,8 @@ struct LaunchPlan {
                          // (num_splits is then 1); 0 for per-sequence splits
   int ctas = 0;          // batch · head_blocks · num_splits, or head_blocks · workers
   std::size_t workspace_bytes = 0;  // partial out + lse when num_splits > 1 or balanced, else 0
+                                    // (and the timeline after them, when asked for)
+  bool timeline = false;  // record a per-CTA timeline (kernels/timeline.h: with_timeline)
 
   bool balanced() const { return workers > 0; }
 };

@@ -1,8 +1,11 @@
 // The CUDA benchmark path end to end on a real GPU; skips with the reason without one.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "bench/bandwidth.h"
 #include "bench/bench_runner.h"
@@ -10,6 +13,7 @@
 #include "bench/device_info.h"
 #include "bench/require_gpu.h"
 #include "kernels/registry.h"
+#include "kernels/timeline.h"
 
 namespace mlalab::bench {
 namespace {
@@ -64,6 +68,72 @@ TEST(RunCudaBench, EveryCompiledVariantValidatesAndTimes) {
     EXPECT_EQ(row.samples, kMinTimedRuns);
     ASSERT_TRUE(row.pct_read_bw);
     EXPECT_LT(row.gbps, kImplausibleGbps) << row.variant;
+  }
+}
+
+// A timeline build's records account for every step of the batch exactly once: for each
+// (sequence, head block), the steps of the parts the CTAs recorded sum to the sequence's
+// ⌈length / block_t⌉, computed here from the drawn lengths; and each CTA's parts end in order,
+// after it started.
+void expect_every_step_recorded_once(const kernels::Variant& variant, const SplitPolicy& split) {
+  constexpr int kBatch = 9;
+  constexpr int kContext = 700;
+  const BenchRequest request{.layout = Layout::kV3, .num_heads = 20, .batches = {kBatch},
+                             .contexts = {kContext}, .page_size = 16,
+                             .variants = {variant.name}, .split = split,
+                             .lengths = {.shortest_fraction = 0.05}, .timeline = true};
+  const std::string launch = variant.name + ", " + split.to_string();
+  std::ostringstream progress;
+  const BenchReport report = run_cuda_bench(request, &progress);
+  ASSERT_EQ(report.rows.size(), 1u) << progress.str();
+  const BenchRow& row = report.rows[0];
+  ASSERT_EQ(row.status, RowStatus::kOk) << launch << ": " << row.status_text();
+  const int block_t = variant.shape.block_t;
+  const int head_blocks = (request.num_heads + variant.shape.block_h - 1) / variant.shape.block_h;
+  const int ctas = head_blocks * (row.workers > 0 ? row.workers : kBatch * row.splits);
+  ASSERT_EQ(static_cast<int>(row.timeline.size()), ctas) << launch;
+
+  std::map<std::pair<int, int>, int> steps;  // (sequence, head block) → recorded steps
+  for (int cta = 0; cta < ctas; ++cta) {
+    const kernels::CtaTimeline& record = row.timeline[cta];
+    ASSERT_LE(record.parts, kernels::kTimelineParts) << launch << ": CTA " << cta;
+    if (row.workers == 0) {
+      EXPECT_EQ(record.parts, 1) << launch << ": CTA " << cta;
+    }
+    std::uint64_t previous_ns = record.start_ns;
+    for (int part = 0; part < record.parts; ++part) {
+      const kernels::TimelinePart& done = record.part[part];
+      ASSERT_GE(done.batch, 0) << launch;
+      ASSERT_LT(done.batch, kBatch) << launch;
+      EXPECT_GE(done.end_ns, previous_ns) << launch << ": CTA " << cta << " part " << part;
+      previous_ns = done.end_ns;
+      steps[{done.batch, cta % head_blocks}] += done.steps;
+    }
+  }
+  const std::vector<int> lengths = drawn_lengths(request.lengths, kBatch, kContext, request.seed);
+  for (int sequence = 0; sequence < kBatch; ++sequence) {
+    for (int head_block = 0; head_block < head_blocks; ++head_block) {
+      EXPECT_EQ((steps[{sequence, head_block}]), (lengths[sequence] + block_t - 1) / block_t)
+          << launch << ": sequence " << sequence << " (" << lengths[sequence]
+          << " tokens), head block " << head_block;
+    }
+  }
+}
+
+// The first compiled variant of each family (they record their parts apart), in a balanced
+// launch (CTAs of many parts) and a split one (a part each).
+TEST(RunCudaBench, ATimelineRecordsEveryStepOnce) {
+  if (!kernels::kTimelineBuild) {
+    GTEST_SKIP() << "built without MLALAB_TIMELINE: no timelines to check (kernels/timeline.h)";
+  }
+  MLALAB_REQUIRE_GPU();
+  std::map<KernelFamily, const kernels::Variant*> first_of_family;
+  for (const kernels::Variant& variant : kernels::compiled_variants()) {
+    first_of_family.try_emplace(variant.shape.family, &variant);
+  }
+  for (const auto& [family, variant] : first_of_family) {
+    expect_every_step_recorded_once(*variant, *parse_split_policy("balanced:7"));
+    expect_every_step_recorded_once(*variant, SplitPolicy{});
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include "bench/check.h"
 #include "kernels/registry.h"
+#include "kernels/timeline.h"
 
 namespace mlalab::bench {
 namespace {
@@ -56,6 +57,21 @@ TEST(ValidateRequest, NamesTheFieldAndTheAllowedRange) {
     EXPECT_EQ(error->field, test_case.field);
     EXPECT_NE(error->allowed.find(test_case.allowed_part), std::string::npos)
         << error->message();
+  }
+}
+
+// A timeline needs a build whose kernels record one; a normal build says how to get one
+// instead of running untimed kernels.
+TEST(ValidateRequest, ATimelineNeedsATimelineBuild) {
+  BenchRequest request = valid_request();
+  request.timeline = true;
+  const auto error = validate_request(request);
+  if (kernels::kTimelineBuild) {
+    EXPECT_FALSE(error) << error->message();
+  } else {
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->field, "timeline");
+    EXPECT_NE(error->allowed.find("-DMLALAB_TIMELINE=ON"), std::string::npos) << error->message();
   }
 }
 

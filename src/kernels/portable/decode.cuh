@@ -317,6 +317,7 @@ __device__ __forceinline__ void attend(const DecodeArgs& args, const CtaWork& wo
 template <int kBlockH, int kBlockT, int kWarps, int kStages, bool kBalanced>
 __global__ void __launch_bounds__(kWarps * kWarpSize)
     decode_kernel(const __grid_constant__ DecodeArgs args) {
+  timeline_cta_started(args);
   using T = Traits<kBlockH, kBlockT, kWarps, kStages>;
   extern __shared__ __align__(16) unsigned char smem_base[];
   const SmemLayout<T> smem(smem_base, args.params.d_qk);
@@ -330,14 +331,19 @@ __global__ void __launch_bounds__(kWarps * kWarpSize)
     __syncthreads();
     const auto barrier = [] { __syncthreads(); };
     CtaWork work;
-    while (Parts::next(args, cursor, threadIdx.x == 0, barrier, work)) attend<T>(args, work, smem);
+    while (Parts::next(args, cursor, threadIdx.x == 0, barrier, work)) {
+      attend<T>(args, work, smem);
+      timeline_part_done(args, work);
+    }
   } else {
     const CtaWork work = Parts::split_part(args);
     if (work.steps <= 0) {
       write_empty_result<kBlockH, T::kThreads>(args, work);
+      timeline_part_done(args, work);
       return;
     }
     attend<T>(args, work, smem);
+    timeline_part_done(args, work);
   }
 }
 

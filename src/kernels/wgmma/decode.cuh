@@ -115,6 +115,7 @@ template <int kBlockT, int kStages, bool kBalanced>
 __global__ void __launch_bounds__(kThreads, 1)
     decode_kernel(const __grid_constant__ DecodeArgs args) {
 #ifdef MLALAB_WGMMA_AVAILABLE
+  timeline_cta_started(args);
   using T = Traits<kBlockT, kStages>;
   const DecodeParams& p = args.params;
   // 1,024-byte aligned: every swizzle atom of the tiles starts on a 1,024-byte boundary.
@@ -150,6 +151,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     work = Parts::split_part(args);
     if (work.steps <= 0) {
       write_empty_result<kBlockH, kThreads>(args, work);
+      timeline_part_done(args, work);
       return;
     }
   }
@@ -397,9 +399,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     while (Parts::next(args, cursor(0), threadIdx.x == 0, mma_barrier, work)) {
       mma_part();
       sync_mma_threads<kMmaThreads>();  // the next part's first step writes row_stats again
+      timeline_part_done(args, work);
     }
   } else {
     mma_part();
+    timeline_part_done(args, work);
   }
 #else
   // Compiled for an architecture without wgmma: the launch refuses such a device before
