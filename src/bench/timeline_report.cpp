@@ -88,7 +88,7 @@ nlohmann::json timeline_json(const std::vector<BenchRow>& rows) {
       nlohmann::json parts = nlohmann::json::array();
       for (int part = 0; part < recorded_parts(cta); ++part) {
         const kernels::TimelinePart& record = cta.part[part];
-        parts.push_back({{"sequence", record.batch},
+        parts.push_back({{"sequence", record.sequence},
                          {"steps", record.steps},
                          {"partial", record.part_slot >= 0},
                          {"end_us", micros_since(record.end_ns, origin)}});

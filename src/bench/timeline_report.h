@@ -22,7 +22,8 @@ struct PartsGroup {
 
 struct TimelineSummary {
   int ctas = 0;
-  double last_start_us = 0.0;  // the latest CTA start: how long the grid took to be resident
+  double last_start_us = 0.0;  // the latest CTA start (one wave: how long the grid took to
+                               // start; more: when the last wave began)
   double min_end_us = 0.0;
   double median_end_us = 0.0;
   double max_end_us = 0.0;
@@ -30,12 +31,12 @@ struct TimelineSummary {
   int truncated_ctas = 0;                // CTAs with more parts than kTimelineParts recorded
 };
 
-// nullopt-like empty summary (ctas = 0) for no records. A CTA's end is its last recorded
-// part's, or its start when it had none (a balanced worker without a share).
+// ctas = 0 when there are no records. A CTA's end is its last recorded part's, or its start
+// when it had none (a balanced worker without a share).
 TimelineSummary summarize_timeline(const std::vector<kernels::CtaTimeline>& records);
 
-// "132 CTAs: start ≤ 0.1 µs, end 170.8 / 177.8 / 190.1 µs (min / median / max); by parts: 1:
-// 26 CTAs, mean 172.9 µs, max 174.3; ...", for the row's line under the table.
+// "132 CTAs: started within 0.1 µs, ended at 170.8 / 177.8 / 190.1 µs (min / median / max);
+// by parts: 1: 26 CTAs, mean 172.9, max 174.3; ...", for the row's line under the table.
 std::string timeline_summary_text(const TimelineSummary& summary);
 
 // The rows with a timeline, each with its shape, its CTAs (sm, start and parts in µs from the

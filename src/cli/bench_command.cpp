@@ -254,6 +254,11 @@ int run_bench_command(const BenchOptions& options) {
     std::cerr << "error: --timeline records CUDA kernels; the CPU backend has none\n";
     return kExitError;
   }
+  if (request.timeline && options.timeline_path == options.json_path) {
+    std::cerr << fmt::format("error: --timeline: '{}' is also the --json file\n",
+                             options.timeline_path);
+    return kExitError;
+  }
   std::ofstream timeline_file;
   if (request.timeline) {  // opened before anything runs, so a bad path costs no run
     timeline_file.open(options.timeline_path);

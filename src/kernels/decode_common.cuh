@@ -91,7 +91,7 @@ __device__ __forceinline__ void timeline_part_done([[maybe_unused]] const Decode
   if (index >= kTimelineParts) return;
   TimelinePart& part = cta.part[index];
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(part.end_ns));
-  part.batch = work.batch;
+  part.sequence = work.batch;
   part.steps = max(work.steps, 0);  // a split past its sequence's end computed none
   part.part_slot = work.part_slot;
 #endif

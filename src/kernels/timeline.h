@@ -24,14 +24,17 @@ inline constexpr bool kTimelineBuild = false;
 #endif
 
 struct TimelinePart {
-  std::uint64_t end_ns;    // %globaltimer when the CTA had written the part's result
-  std::int32_t batch;      // the part's sequence
+  // %globaltimer when thread 0 had issued its share of the part's result (in the wgmma
+  // kernel's balanced loop: after the MMA warps' barrier, so all of them had)
+  std::uint64_t end_ns;
+  std::int32_t sequence;   // the part's batch entry
   std::int32_t steps;      // its block_t-token steps (0: a split past its sequence's end)
   std::int32_t part_slot;  // its partial-result slot, or −1: it wrote the final result
-  std::int32_t reserved;
+  std::int32_t padding;    // never written
 };
 
-// Parts recorded per CTA; `parts` counts them all, so a CTA with more says so.
+// Parts recorded per CTA: the first kTimelineParts; `parts` counts them all, so a CTA with more
+// says so (and its recorded end is then its kTimelineParts-th part's).
 inline constexpr int kTimelineParts = 15;
 
 struct CtaTimeline {

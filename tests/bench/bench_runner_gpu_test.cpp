@@ -103,11 +103,11 @@ void expect_every_step_recorded_once(const kernels::Variant& variant, const Spli
     std::uint64_t previous_ns = record.start_ns;
     for (int part = 0; part < record.parts; ++part) {
       const kernels::TimelinePart& done = record.part[part];
-      ASSERT_GE(done.batch, 0) << launch;
-      ASSERT_LT(done.batch, kBatch) << launch;
+      ASSERT_GE(done.sequence, 0) << launch;
+      ASSERT_LT(done.sequence, kBatch) << launch;
       EXPECT_GE(done.end_ns, previous_ns) << launch << ": CTA " << cta << " part " << part;
       previous_ns = done.end_ns;
-      steps[{done.batch, cta % head_blocks}] += done.steps;
+      steps[{done.sequence, cta % head_blocks}] += done.steps;
     }
   }
   const std::vector<int> lengths = drawn_lengths(request.lengths, kBatch, kContext, request.seed);

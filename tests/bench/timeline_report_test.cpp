@@ -17,7 +17,7 @@ CtaTimeline cta(std::uint64_t start_ns, std::vector<std::uint64_t> ends_ns, unsi
   record.sm = sm;
   record.parts = static_cast<int>(ends_ns.size());
   for (int i = 0; i < record.parts && i < kernels::kTimelineParts; ++i) {
-    record.part[i] = {.end_ns = ends_ns[i], .batch = i, .steps = 3, .part_slot = i - 1};
+    record.part[i] = {.end_ns = ends_ns[i], .sequence = i, .steps = 3, .part_slot = i - 1};
   }
   return record;
 }

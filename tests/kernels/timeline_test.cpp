@@ -6,7 +6,7 @@ namespace mlalab::kernels {
 namespace {
 
 constexpr int kBatch = 5;
-constexpr int kHeads = 20;
+constexpr int kHeads = 5;  // odd: the partial results' bytes are then no multiple of 16
 constexpr int kDv = 512;
 
 // The records go after the partial results, 16-byte aligned, one per CTA; the rest of the
@@ -31,6 +31,8 @@ TEST(WithTimeline, PutsOneRecordPerCtaAfterThePartialResults) {
   }
   EXPECT_EQ(timeline_offset(with_timeline(one_split, kBatch, kHeads, kDv), kBatch, kHeads, kDv),
             0u);
+  EXPECT_GT(timeline_offset(with_timeline(split, kBatch, kHeads, kDv), kBatch, kHeads, kDv),
+            split.workspace_bytes);  // the round-up is exercised
 }
 
 }  // namespace
