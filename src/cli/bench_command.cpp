@@ -300,9 +300,9 @@ int run_bench_command(const BenchOptions& options) {
   if (request.timeline) {
     for (const bench::BenchRow& row : report.rows) {
       if (row.timeline.empty()) continue;
+      const bench::TimelineSummary summary = bench::summarize_timeline(row.timeline);
       std::cout << fmt::format("timeline {} B={} L={}: {}\n", row.variant, row.batch,
-                               row.context,
-                               bench::timeline_summary_text(bench::summarize_timeline(row.timeline)));
+                               row.context, bench::timeline_summary_text(summary));
     }
     timeline_file << bench::timeline_json(report.rows).dump(1) << '\n';
     if (!timeline_file) {

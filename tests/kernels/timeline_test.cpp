@@ -2,6 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/layout.h"
+#include "core/validate.h"
+#include "kernels/registry.h"
+
 namespace mlalab::kernels {
 namespace {
 
@@ -33,6 +41,41 @@ TEST(WithTimeline, PutsOneRecordPerCtaAfterThePartialResults) {
             0u);
   EXPECT_GT(timeline_offset(with_timeline(split, kBatch, kHeads, kDv), kBatch, kHeads, kDv),
             split.workspace_bytes);  // the round-up is exercised
+}
+
+// A normal build's kernels cannot record: a plan that asks for a timeline is refused before any
+// CUDA work, as a plan that does not match the call (a timeline build would launch it). The
+// buffers are host memory that validate_shapes accepts; the refusal comes first, so no kernel
+// ever reads them.
+TEST(WithTimeline, ANormalBuildRefusesAPlanThatAsksForOne) {
+  if (kTimelineBuild) GTEST_SKIP() << "a timeline build records timelines";
+  const VariantShape shape{.block_h = 16, .block_t = 16, .warps = 4, .stages = 2};
+  if (find_variant(shape) == nullptr) GTEST_SKIP() << "h16_t16_w4_s2 is not compiled";
+  const LayoutDims dims = dims_of(Layout::kV3);
+  constexpr int kPage = 64;
+  std::vector<bf16> q(2 * 16 * dims.d_qk);
+  std::vector<bf16> kv_cache(2 * kPage * dims.d_qk);
+  std::vector<std::int32_t> page_table{0, 1};
+  std::vector<std::int32_t> seq_lens{10, 20};
+  std::vector<bf16> out(2 * 16 * dims.d_v);
+  std::vector<float> lse(2 * 16);
+  DecodeParams params{.q = q.data(), .kv_cache = kv_cache.data(), .page_table = page_table.data(),
+                      .seq_lens = seq_lens.data(), .out = out.data(), .lse = lse.data(),
+                      .batch = 2, .num_heads = 16, .d_qk = dims.d_qk, .d_v = dims.d_v,
+                      .page_size = kPage, .num_pages = 2, .max_pages_per_seq = 1,
+                      .softmax_scale = 0.05f};
+  set_contiguous_strides(params);
+  // The shapes are valid, so a refusal is the plan's.
+  ASSERT_FALSE(validate_shapes(params)) << validate_shapes(params)->message();
+  const KernelConfig config{.shape = shape,
+                            .split = {.kind = SplitPolicy::Kind::kFixed, .value = 1}};
+  const LaunchPlan plan =
+      with_timeline(plan_launch(params, config, /*max_seq_len=*/20, DeviceSlots{}), params.batch,
+                    params.num_heads, params.d_v);
+  std::vector<std::byte> workspace(plan.workspace_bytes);
+  const LaunchStatus status = launch(params, config, plan, workspace.data(), /*stream=*/nullptr);
+  EXPECT_EQ(status.refusal, LaunchRefusal::kInvalidInput);
+  EXPECT_EQ(status.error, cudaErrorInvalidValue);
 }
 
 }  // namespace
