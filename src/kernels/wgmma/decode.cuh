@@ -59,6 +59,9 @@ struct Traits {
   static constexpr int kProbRow = prob_row_elems(kBlockT);
 };
 
+// How far (base 2) a step's maximum may pass the running one before the running one moves.
+constexpr float kMaxGrowthLog2 = 8.0f;
+
 constexpr int kKStepBytes = 16 * 2;  // 16 columns of d_qk: a quarter of a span
 constexpr int kKStepsPerSpan = kSpanElems / 16;
 // k-steps of S = Q·Kᵀ: 32 in V4 (d_qk 512), 36 in V3 (576); the family supports exactly these.
@@ -307,15 +310,24 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (lane % 4 == 0) row_stats[warp_group * kBlockH + rows[half]] = step_max[half];
       }
       sync_mma_threads<kMmaThreads>();
-      float rescale[2];
+      // The running maximum moves only when the step's passes it by more than
+      // kMaxGrowthLog2, so that O, which must be rescaled whenever it moves, rarely is: once a
+      // sequence's first steps have set it, a warp skips the 128 multiplications per thread
+      // that rescaling O costs, on the path from S to P·V. P is then at most 2^kMaxGrowthLog2,
+      // well inside bf16 and the fp32 sums.
+      float rescale[2] = {1.0f, 1.0f};
+      bool moved = false;
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
-        // Every step has at least one valid token, so the new maximum is finite.
-        const float new_max = fmaxf(running_max[half], fmaxf(row_stats[rows[half]],
-                                                             row_stats[kBlockH + rows[half]]));
-        rescale[half] = exp2f(running_max[half] - new_max);
-        running_max[half] = new_max;
-        running_sum[half] *= rescale[half];
+        // Every step has at least one valid token, so its maximum is finite, and the first
+        // step (running_max −inf) always moves it.
+        const float new_max = fmaxf(row_stats[rows[half]], row_stats[kBlockH + rows[half]]);
+        if (new_max > running_max[half] + kMaxGrowthLog2) {
+          rescale[half] = exp2f(running_max[half] - new_max);
+          running_max[half] = new_max;
+          running_sum[half] *= rescale[half];
+          moved = true;
+        }
       }
 #pragma unroll
       for (int i = 0; i < T::kScoreFloats; i += 2) {
@@ -327,10 +339,12 @@ __global__ void __launch_bounds__(kThreads, 1)
         *reinterpret_cast<std::uint32_t*>(probs + rows[half] * T::kProbRow + column) =
             pack_bf16x2(p0, p1);
       }
+      if (__any_sync(0xffffffffu, moved)) {
 #pragma unroll
-      for (int tile = 0; tile < T::kPvTiles; ++tile) {
+        for (int tile = 0; tile < T::kPvTiles; ++tile) {
 #pragma unroll
-        for (int i = 0; i < 32; ++i) out_acc[tile][i] *= rescale[i / 2 % 2];
+          for (int i = 0; i < 32; ++i) out_acc[tile][i] *= rescale[i / 2 % 2];
+        }
       }
       sync_mma_threads<kMmaThreads>();
 
