@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -45,6 +46,7 @@ struct TuneOptions {
   int launches_per_sample = tune::TuneRequest{}.launches_per_sample;
   std::uint64_t seed = 1;
   std::vector<int> explain;  // batch, context
+  bool fresh = false;        // replace the --out table instead of updating it
 };
 
 std::string default_table_path(const TuneOptions& options) {
@@ -126,6 +128,10 @@ int explain(const TuneOptions& options) {
 }
 
 int run_tune(const TuneOptions& options) {
+  if (options.fresh && !options.explain.empty()) {
+    throw std::invalid_argument(
+        "--fresh replaces a tuning table and --explain reads one: pass one of them");
+  }
   if (!options.explain.empty()) {
     if (options.explain.size() != 2) {
       throw std::invalid_argument(fmt::format(
@@ -137,9 +143,15 @@ int run_tune(const TuneOptions& options) {
   const std::string path = table_path(options);
   std::optional<dispatch::TuningTable> existing;
   if (std::filesystem::exists(path)) {
-    existing = dispatch::read_table(path);
-    fmt::print("{} exists: updating it (an entry is replaced only by a challenger faster "
-               "beyond the noise)\n", path);
+    if (options.fresh) {
+      fmt::print("{} exists: --fresh: replacing it with a new table (written over it once the "
+                 "first key is tuned)\n", path);
+    } else {
+      existing = dispatch::read_table(path);
+      fmt::print("{} exists: updating it (an entry is replaced only by a challenger faster "
+                 "beyond the noise)\n", path);
+    }
+    std::fflush(stdout);  // before any refusal of the table, which goes to stderr
   }
   tune::TuneRequest request{.layout = *parse_layout(options.layout),
                             .num_heads = options.heads,
@@ -201,7 +213,7 @@ after --max-rounds rounds. The table is written after every key: an interrupted 
 Re-tuning into an existing table is sticky: its entry races as the incumbent and stays unless
 a challenger is faster beyond the noise. A table made on another GPU, driver, CUDA runtime,
 problem (layout, heads, page size), build of the kernels or --lengths is refused, naming the
-field.
+field: after a kernel change, re-tune with --fresh (or into a new --out file).
 
 Lengths: equal lengths favour split launches, whose CTAs then finish together; serving
 batches mix short and long sequences, where a balanced launch (workers sharing the batch's
@@ -276,9 +288,14 @@ CLI::App* add_tune_command(CLI::App& app, int& exit_code) {
                                  range_text(smem_limit_range)))
       ->type_name("BYTES");
   add_checked_option(*command, "--out", options->out, output_file(),
-                     "The tuning table (JSON). Updated when it exists. Default: "
-                     "tuning-<layout>-h<heads>-p<page size>.json")
+                     "The tuning table (JSON). Updated when it exists (unless --fresh). "
+                     "Default: tuning-<layout>-h<heads>-p<page size>.json")
       ->type_name("FILE");
+  command->add_flag("--fresh", options->fresh,
+                    "Replace the --out table instead of updating it: every key races without "
+                    "an incumbent, and the new table is written over the old one once its "
+                    "first key is tuned. Needed after a kernel change: the tuner refuses to "
+                    "update a table tuned with other code");
   add_checked_option(*command, "--max-rounds", options->max_rounds,
                      integer_in({.low = ab::kMinRounds, .high = kMaxRaceRounds}),
                      fmt::format("Rounds after which a key's race ends with the leader, in "

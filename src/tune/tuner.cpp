@@ -241,7 +241,9 @@ TuneSummary tune(const TuneRequest& request, std::optional<dispatch::TuningTable
       request.layout, request.num_heads, request.page_size, candidate_names);
   if (existing) {
     if (auto mismatch = dispatch::identity_mismatch(existing->identity, identity)) {
-      throw dispatch::TableError("the existing table does not match this run: " + *mismatch);
+      throw dispatch::TableError("the existing table does not match this run: " + *mismatch +
+                                 " (mlalab tune --fresh replaces it; or tune into a new --out "
+                                 "file)");
     }
     if (existing->identity.candidates.size() != identity.candidates.size()) {
       throw dispatch::TableError(fmt::format(

@@ -48,6 +48,9 @@ TEST_F(MlalabBinary, RefusesOptionValuesOutOfRangeBeforeRunning) {
   expect_refused("bench --heads 0", "--heads 0: allowed [1, 128]");
   expect_refused("bench --runs 5", "--runs 5: allowed [20, 100000]");
   expect_refused("configs --smem-limit 0", "--smem-limit 0: allowed [1, 1048576] bytes");
+  expect_refused("tune --fresh --explain 8,4096",
+                 "mlalab: error: --fresh replaces a tuning table and --explain reads one: pass "
+                 "one of them");
   for (const char* lengths : {"mixed", "uniform:0", "uniform:1.5"}) {
     expect_refused(fmt::format("tune --lengths {}", lengths),
                    fmt::format("--lengths {}: allowed equal, uniform, or uniform:F with F in "
