@@ -126,6 +126,7 @@ class VariantConfig:
     spill_bytes: Optional[int]
     max_ctas_per_sm: Optional[int]     # resident CTAs per SM, split build
     max_balanced_ctas_per_sm: Optional[int]  # and balanced build
+    balanced_spill_bytes: Optional[int]      # the balanced build's (> 0: split launches only)
     feasible: bool                     # False: `reason` says which limit it exceeds
     reason: str                        # also what is missing when feasibility is unknown
     unchecked: Sequence[str]           # rules that need a GPU (or the compiled kernel)

@@ -42,8 +42,8 @@ void print_table(const std::vector<dispatch::PlacedVariant>& rows) {
       {"variant", false},       {"block_h", true},       {"block_t", true},
       {"warps", true},          {"stages", true},        {"regs", true},
       {"smem dynamic B", true}, {"smem static B", true}, {"spill B", true},
-      {"CTAs/SM", true},        {"balanced CTAs/SM", true}, {"feasible", false},
-      {"reason", false}};
+      {"CTAs/SM", true},        {"balanced CTAs/SM", true}, {"balanced spill B", true},
+      {"feasible", false},      {"reason", false}};
   std::vector<TextRow> cells;
   for (const auto& [variant, placement] : rows) {
     const VariantShape& shape = variant->shape;
@@ -54,6 +54,7 @@ void print_table(const std::vector<dispatch::PlacedVariant>& rows) {
                      placement.measured ? group_thousands(usage.static_smem_bytes) : kUnknown,
                      optional_text(usage.spill_bytes), optional_text(usage.max_ctas_per_sm),
                      optional_text(usage.max_balanced_ctas_per_sm),
+                     optional_text(usage.balanced_spill_bytes),
                      dispatch::feasible_text(placement.verdict),
                      dispatch::reason_text(placement.verdict)});
   }
@@ -136,8 +137,9 @@ CLI::App* add_configs_command(CLI::App& app, int& exit_code) {
   add_checked_option(*command, "--json", options->json_path, output_file(),
                      "Also write the list to FILE as JSON: one object per variant with the keys "
                      "name, block_h, block_t, warps, stages, smem_bytes (dynamic), regs, "
-                     "spill_bytes, max_ctas_per_sm, max_balanced_ctas_per_sm (null when unknown: "
-                     "no GPU), feasible, reason (empty when feasible and fully checked)")
+                     "spill_bytes, max_ctas_per_sm, max_balanced_ctas_per_sm, "
+                     "balanced_spill_bytes (null when unknown: no GPU), feasible, reason (empty "
+                     "when feasible and fully checked)")
       ->type_name("FILE");
   command->footer(
       "A variant is feasible when it fits the shared-memory limit, does not spill to local\n"

@@ -125,7 +125,25 @@ cudaError_t query_usage(const kernels::Variant& variant, int d_qk, ResourceUsage
     return balanced;
   }
   usage->max_balanced_ctas_per_sm = balanced_ctas;
+  cudaFuncAttributes balanced_attributes{};
+  if (const auto status =
+          cudaFuncGetAttributes(&balanced_attributes, variant.handles.balanced_kernel);
+      status != cudaSuccess) {
+    return status;
+  }
+  usage->balanced_spill_bytes = static_cast<int>(balanced_attributes.localSizeBytes);
   return cudaSuccess;
+}
+
+std::optional<std::string> balanced_launch_refusal(const ResourceUsage& usage) {
+  if (usage.balanced_spill_bytes.value_or(0) > 0) {
+    return fmt::format("its balanced kernel spills {} B/thread to local memory",
+                       group_thousands(*usage.balanced_spill_bytes));
+  }
+  if (usage.max_balanced_ctas_per_sm && *usage.max_balanced_ctas_per_sm < 1) {
+    return std::string("no CTA of its balanced kernel fits on an SM");
+  }
+  return std::nullopt;
 }
 
 kernels::DeviceSlots Placement::slots(int sm_count) const {
@@ -207,6 +225,7 @@ nlohmann::ordered_json variant_table_json(const std::vector<PlacedVariant>& tabl
          {"spill_bytes", optional_json(usage.spill_bytes)},
          {"max_ctas_per_sm", optional_json(usage.max_ctas_per_sm)},
          {"max_balanced_ctas_per_sm", optional_json(usage.max_balanced_ctas_per_sm)},
+         {"balanced_spill_bytes", optional_json(usage.balanced_spill_bytes)},
          {"feasible", placement.verdict.feasible},
          {"reason", reason_text(placement.verdict)},
          {"unchecked", placement.verdict.unchecked},

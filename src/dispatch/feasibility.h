@@ -12,6 +12,10 @@
 //   architecture    the variant's family runs on this GPU (the wgmma family: sm_90a only)
 //   occupancy       ≥ 1 resident CTA per SM (only named when no rule above explains it)
 // A rule whose inputs are unknown (no GPU, no limit) is not failed but listed as unchecked.
+// Every variant also compiles a balanced kernel (the balanced split policy), which may hold
+// more registers: the rules above judge the split kernel, which every launch can use, and
+// balanced_launch_refusal holds the balanced one to the spill and occupancy rules, so that a
+// variant whose balanced kernel spills runs split launches only.
 #include <cuda_runtime_api.h>
 
 #include <nlohmann/json.hpp>
@@ -33,6 +37,7 @@ struct ResourceUsage {
   std::optional<int> spill_bytes;      // local memory bytes per thread (compiled kernel)
   std::optional<int> max_ctas_per_sm;  // resident CTAs per SM (occupancy calculator)
   std::optional<int> max_balanced_ctas_per_sm;  // the same for the balanced kernel
+  std::optional<int> balanced_spill_bytes;      // and its local memory bytes per thread
   int required_compute_capability = 0;  // 90 for sm_90a-only code; 0 for any architecture
 };
 
@@ -54,6 +59,10 @@ struct Feasibility {
   // is then "unknown" rather than "yes".
   bool smem_unchecked() const;
 };
+
+// Why a feasible variant's balanced launch should not be offered (its balanced kernel spills,
+// or no CTA of it fits on an SM), or nullopt; unknown inputs (no GPU) refuse nothing.
+std::optional<std::string> balanced_launch_refusal(const ResourceUsage& usage);
 
 // The verdict for one variant. `smem_limit_override` (bytes) models another GPU's limit; with
 // both limits present the smaller one applies.

@@ -39,7 +39,7 @@ struct Stopped {};
 struct FeasibleVariant {
   const kernels::Variant* variant;
   kernels::DeviceSlots slots;
-  bool balanced_resident;  // its balanced kernel (more registers, at times) fits on an SM too
+  bool balanced_resident;  // its balanced launch may race (dispatch::balanced_launch_refusal)
 };
 
 void check_request(const TuneRequest& request) {
@@ -219,13 +219,15 @@ TuneSummary tune(const TuneRequest& request, std::optional<dispatch::TuningTable
   dispatch::TuningTable& table = summary.table;
   std::vector<FeasibleVariant> feasible;
   std::vector<std::string> candidate_names;
+  std::vector<std::string> balanced_refusals;  // "variant: why its balanced launch does not race"
   for (const kernels::Variant* variant : candidate_variants(request)) {
     candidate_names.push_back(variant->name);
     const dispatch::Placement placement =
         dispatch::judge_here(variant->shape, d_qk, request.smem_limit);
     if (placement.verdict.feasible && placement.ctas_per_sm() > 0) {
-      feasible.push_back({variant, placement.slots(device->sm_count),
-                          placement.usage.max_balanced_ctas_per_sm.value_or(1) > 0});
+      const auto no_balanced = dispatch::balanced_launch_refusal(placement.usage);
+      if (no_balanced) balanced_refusals.push_back(variant->name + ": " + *no_balanced);
+      feasible.push_back({variant, placement.slots(device->sm_count), !no_balanced});
     } else {
       table.pruned.push_back({.variant = variant->name,
                               .reason = placement.verdict.feasible
@@ -269,6 +271,9 @@ TuneSummary tune(const TuneRequest& request, std::optional<dispatch::TuningTable
       request.contexts.size(), dispatch::lengths_text(request.lengths));
   for (const auto& pruned : table.pruned) {
     progress << fmt::format("  pruned {}: {}\n", pruned.variant, pruned.reason);
+  }
+  for (const auto& refusal : balanced_refusals) {
+    progress << fmt::format("  split launches only, {}\n", refusal);
   }
 
   bench::CudaStream stream;

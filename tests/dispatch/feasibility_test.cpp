@@ -165,6 +165,25 @@ TEST(Judge, SpillsAreInfeasible) {
   EXPECT_EQ(verdict.reason, "spills 64 B/thread to local memory");
 }
 
+// The balanced kernel (every variant's second build) is held to the spill and occupancy rules
+// on its own: where it fails them the variant still runs split launches.
+TEST(BalancedLaunchRefusal, ABalancedKernelThatSpillsRunsSplitLaunchesOnly) {
+  ResourceUsage usage = measured(kH16T16W4S2V3);
+  usage.balanced_spill_bytes = 0;
+  EXPECT_FALSE(balanced_launch_refusal(usage));
+  usage.balanced_spill_bytes = 52;
+  EXPECT_EQ(balanced_launch_refusal(usage),
+            "its balanced kernel spills 52 B/thread to local memory");
+  EXPECT_TRUE(judge(usage, h200(), std::nullopt).feasible);  // the split kernel decides that
+
+  usage.balanced_spill_bytes = 0;
+  usage.max_balanced_ctas_per_sm = 0;
+  EXPECT_EQ(balanced_launch_refusal(usage), "no CTA of its balanced kernel fits on an SM");
+
+  // Without a GPU nothing is known, and nothing is refused.
+  EXPECT_FALSE(balanced_launch_refusal(planned_usage(shape(16, 16, 4, 2), kV3Dqk)));
+}
+
 TEST(Judge, EveryFailingRuleIsNamed) {
   ResourceUsage usage = measured(kH16T32W4S3V3);
   usage.spill_bytes = 1024;
