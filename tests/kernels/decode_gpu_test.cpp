@@ -412,60 +412,44 @@ INSTANTIATE_TEST_SUITE_P(Layouts, DecodeSweep, ::testing::Values(Layout::kV3, La
 // spread grows ~25-fold along each sequence and the maximum passes the running one by more
 // than 8 many times, by less than 8 (P up to 2⁸) in between. Both families, split and
 // balanced launches, both layouts, against the fp64 reference on the scaled cache.
+// Scales every KV row of token t of each sequence by 1 + 24 t / len.
+void climb_scores(HostProblem& host) {
+  for (int b = 0; b < host.spec.batch; ++b) {
+    const int len = host.seq_lens[b];
+    for (int t = 0; t < len; ++t) {
+      const int page = host.page_table[static_cast<std::size_t>(b) * host.max_pages_per_seq +
+                                       t / host.spec.page_size];
+      bf16* row = host.kv_cache.data() +
+                  (static_cast<std::size_t>(page) * host.spec.page_size +
+                   t % host.spec.page_size) * host.dims.d_qk;
+      const float scale = 1.0f + 24.0f * static_cast<float>(t) / static_cast<float>(len);
+      for (int d = 0; d < host.dims.d_qk; ++d) row[d] = to_bf16(to_float(row[d]) * scale);
+    }
+  }
+}
+
 TEST(DecodeClimbingScores, TheRunningMaximumMovesAsOftenAsItMust) {
   MLALAB_REQUIRE_GPU();
   const std::regex selected = selection_from_env("MLALAB_TEST_VARIANTS");
   for (const Layout layout : {Layout::kV3, Layout::kV4}) {
-    HostProblem host = bench::make_problem(
-        {.layout = layout, .batch = 3, .num_heads = 128, .seq_lens = {4097, 700, 65},
-         .page_size = 64, .with_sinks = true, .seed = 91});
-    for (int b = 0; b < host.spec.batch; ++b) {
-      const int len = host.seq_lens[b];
-      for (int t = 0; t < len; ++t) {
-        const int page = host.page_table[static_cast<std::size_t>(b) * host.max_pages_per_seq +
-                                         t / host.spec.page_size];
-        bf16* row = host.kv_cache.data() +
-                    (static_cast<std::size_t>(page) * host.spec.page_size +
-                     t % host.spec.page_size) * host.dims.d_qk;
-        const float scale = 1.0f + 24.0f * static_cast<float>(t) / static_cast<float>(len);
-        for (int d = 0; d < host.dims.d_qk; ++d) row[d] = to_bf16(to_float(row[d]) * scale);
-      }
-    }
-    const kernels::ReferenceResult ref = kernels::reference_decode(host.params());
-    DeviceProblem device(host);
-    const bench::CudaStream stream;
-    Workspace workspace;
-    int launches = 0;
+    SweepContext context{.layout = layout, .sm_count = sm_count()};
+    std::vector<PreparedCase> cases;
+    PreparedCase& climbing = cases.emplace_back(PreparedCase{
+        .name = "climbing_b3_h128_p64",
+        .host = bench::make_problem({.layout = layout, .batch = 3, .num_heads = 128,
+                                     .seq_lens = {4097, 700, 65}, .page_size = 64,
+                                     .with_sinks = true, .seed = 91})});
+    climb_scores(climbing.host);
+    climbing.ref = kernels::reference_decode(climbing.host.params());
+    climbing.device = std::make_unique<DeviceProblem>(climbing.host);
+    climbing.splits = {fixed(1), kHeuristic, balanced(0)};
+    int feasible_variants = 0;
     for (const kernels::Variant& variant : kernels::compiled_variants()) {
       if (!std::regex_search(variant.name, selected)) continue;
-      int ctas_per_sm = 0;
-      if (kernels::max_ctas_per_sm(variant, host.dims.d_qk, &ctas_per_sm) != cudaSuccess ||
-          ctas_per_sm < 1) {
-        cudaGetLastError();
-        continue;
-      }
-      for (const SplitPolicy& split : {fixed(1), kHeuristic, balanced(0)}) {
-        const KernelConfig config{.shape = variant.shape, .split = split};
-        const kernels::LaunchPlan plan = kernels::plan_launch(
-            device.params(), config, host.max_seq_len(),
-            {.sm_count = sm_count(), .ctas_per_sm = ctas_per_sm});
-        device.poison_outputs(stream.get());
-        const LaunchOutcome outcome =
-            validate_and_launch(device.params(), host, config, plan,
-                                workspace.reserve(plan.workspace_bytes), stream.get());
-        ASSERT_FALSE(outcome.rejected) << outcome.rejected->message();
-        ASSERT_EQ(outcome.status, cudaSuccess) << cudaGetErrorString(outcome.status);
-        stream.synchronize();
-        const bench::CheckResult check = bench::check_against_reference(
-            host, device.download_out(), device.download_lse(), ref);
-        EXPECT_TRUE(check.passed) << variant.name << " " << name_of(layout) << " split "
-                                  << split.to_string() << ": " << check.first_failure;
-        ++launches;
-      }
+      if (sweep_variant(variant, cases, context)) ++feasible_variants;
+      if (HasFatalFailure()) return;
     }
-    EXPECT_GT(launches, 0) << "no compiled variant can run on this GPU";
-    std::printf("[ climbing ] %s: %d launches checked\n", std::string(name_of(layout)).c_str(),
-                launches);
+    EXPECT_GT(feasible_variants, 0) << "no compiled variant can run on this GPU";
   }
 }
 
