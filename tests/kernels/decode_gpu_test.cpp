@@ -366,6 +366,20 @@ bool sweep_variant(const kernels::Variant& variant, const std::vector<PreparedCa
   return true;
 }
 
+// Sweeps every compiled variant that MLALAB_TEST_VARIANTS (a regex on the name; unset: all)
+// selects, e.g. a few for compute-sanitizer, which runs kernels tens of times slower. Returns
+// how many could run here; stops at a fatal failure.
+int sweep_selected_variants(const std::vector<PreparedCase>& cases, SweepContext& context) {
+  const std::regex selected = selection_from_env("MLALAB_TEST_VARIANTS");
+  int feasible_variants = 0;
+  for (const kernels::Variant& variant : kernels::compiled_variants()) {
+    if (!std::regex_search(variant.name, selected)) continue;
+    if (sweep_variant(variant, cases, context)) ++feasible_variants;
+    if (::testing::Test::HasFatalFailure()) break;
+  }
+  return feasible_variants;
+}
+
 class DecodeSweep : public ::testing::TestWithParam<Layout> {};
 
 TEST_P(DecodeSweep, EveryFeasibleVariantMatchesTheReference) {
@@ -386,15 +400,8 @@ TEST_P(DecodeSweep, EveryFeasibleVariantMatchesTheReference) {
     ASSERT_FALSE(error) << prepared.name << ": " << error->message();
   }
 
-  // MLALAB_TEST_VARIANTS (a regex on the name) narrows the sweep, e.g. for compute-sanitizer,
-  // which runs kernels tens of times slower.
-  const std::regex selected = selection_from_env("MLALAB_TEST_VARIANTS");
-  int feasible_variants = 0;
-  for (const kernels::Variant& variant : kernels::compiled_variants()) {
-    if (!std::regex_search(variant.name, selected)) continue;
-    if (sweep_variant(variant, cases, context)) ++feasible_variants;
-    if (HasFatalFailure()) return;
-  }
+  const int feasible_variants = sweep_selected_variants(cases, context);
+  if (HasFatalFailure()) return;
   EXPECT_GT(feasible_variants, 0) << "no compiled variant can run on this GPU";
   std::printf("[ sweep    ] %s: %d feasible variants, %.1f s in all\n", layout_name.c_str(),
               feasible_variants, seconds_since_start());
@@ -430,7 +437,6 @@ void climb_scores(HostProblem& host) {
 
 TEST(DecodeClimbingScores, TheRunningMaximumMovesAsOftenAsItMust) {
   MLALAB_REQUIRE_GPU();
-  const std::regex selected = selection_from_env("MLALAB_TEST_VARIANTS");
   for (const Layout layout : {Layout::kV3, Layout::kV4}) {
     SweepContext context{.layout = layout, .sm_count = sm_count()};
     std::vector<PreparedCase> cases;
@@ -443,12 +449,8 @@ TEST(DecodeClimbingScores, TheRunningMaximumMovesAsOftenAsItMust) {
     climbing.ref = kernels::reference_decode(climbing.host.params());
     climbing.device = std::make_unique<DeviceProblem>(climbing.host);
     climbing.splits = {fixed(1), kHeuristic, balanced(0)};
-    int feasible_variants = 0;
-    for (const kernels::Variant& variant : kernels::compiled_variants()) {
-      if (!std::regex_search(variant.name, selected)) continue;
-      if (sweep_variant(variant, cases, context)) ++feasible_variants;
-      if (HasFatalFailure()) return;
-    }
+    const int feasible_variants = sweep_selected_variants(cases, context);
+    if (HasFatalFailure()) return;
     EXPECT_GT(feasible_variants, 0) << "no compiled variant can run on this GPU";
   }
 }
