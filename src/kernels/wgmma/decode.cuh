@@ -229,7 +229,38 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int k_steps = p.d_qk / 16;
 
   int ring_tile = 0;  // as the copy warpgroup counts
-  const auto mma_part = [&] {
+  // ---- Epilogue: the two groups' row sums meet, normalise and write -------------------
+  const auto finish_part = [&](float (&out_acc)[T::kPvTiles][32], const float (&running_max)[2],
+                               float (&running_sum)[2]) {
+    allow_dependent_launch();
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      running_sum[half] += __shfl_xor_sync(0xffffffffu, running_sum[half], 1);
+      running_sum[half] += __shfl_xor_sync(0xffffffffu, running_sum[half], 2);
+      if (lane % 4 == 0) row_stats[warp_group * kBlockH + rows[half]] = running_sum[half];
+    }
+    sync_mma_threads<kMmaThreads>();
+
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int head = work.head0 + rows[half];
+      if (head >= p.num_heads) continue;
+      const ResultRow result(args, work, head, running_max[half],
+                             row_stats[rows[half]] + row_stats[kBlockH + rows[half]]);
+      const int column0 = warp_group * T::kGroupColumns + column_in_block;
+#pragma unroll
+      for (int tile = 0; tile < T::kPvTiles; ++tile) {
+#pragma unroll
+        for (int block = 0; block < T::kPvN / 8; ++block) {
+          result.store(column0 + tile * T::kPvN + block * 8, out_acc[tile][block * 4 + half * 2],
+                       out_acc[tile][block * 4 + half * 2 + 1]);
+        }
+      }
+      if (warp_group == 0 && lane % 4 == 0) result.store_lse();
+    }
+  };
+
+  const auto lockstep_part = [&] {
     float out_acc[T::kPvTiles][32];
 #pragma unroll
     for (int tile = 0; tile < T::kPvTiles; ++tile)
@@ -379,44 +410,260 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (lane == 0) mbarrier_arrive(stage_free + stage * 8);
     }
 
-    allow_dependent_launch();
+    finish_part(out_acc, running_max, running_sum);
+  };
 
-    // ---- Epilogue: the two groups' row sums meet, normalise and write -------------------
+  // ---- The seesaw schedule (block_t 32; traits.h) ----------------------------------------
+  // Tile t of a part belongs to warpgroup t % 2: it computes S = Q·Kᵀ over all of the tile's
+  // tokens, moves the running maximum on from the one after tile t − 1, and hands P and the new
+  // maximum to the other warpgroup; both then add the tile's P·V to their d_v columns. Warp w
+  // of a group holds the same 16 head rows as warp w of the other, so each hand-off is between
+  // those two warps: named barrier 3 + 4·g + w carries group g's tiles (hand_off_arrive / _sync),
+  // and P and the maximum stay in one buffer each, which a warp overwrites only after it has read
+  // the other's (program order, the two directions alternating).
+  float* handed_max = row_stats + kWarpGroups * kBlockH;  // [head row]
+  const int my_hand_off = 3 + 4 * warp_group + warp_in_group;
+  const int their_hand_off = 3 + 4 * (1 - warp_group) + warp_in_group;
+  const auto seesaw_part = [&] {
+    if constexpr (uses_seesaw(T::kShape)) {  // S over the tile: one m64n32k16 per k-step
+      constexpr int kScoreFloats = kBlockT / 2;  // S over the whole tile: N = block_t
+      float out_acc[T::kPvTiles][32];
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      running_sum[half] += __shfl_xor_sync(0xffffffffu, running_sum[half], 1);
-      running_sum[half] += __shfl_xor_sync(0xffffffffu, running_sum[half], 2);
-      if (lane % 4 == 0) row_stats[warp_group * kBlockH + rows[half]] = running_sum[half];
-    }
-    sync_mma_threads<kMmaThreads>();
-
+      for (int tile = 0; tile < T::kPvTiles; ++tile)
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int head = work.head0 + rows[half];
-      if (head >= p.num_heads) continue;
-      const ResultRow result(args, work, head, running_max[half],
-                             row_stats[rows[half]] + row_stats[kBlockH + rows[half]]);
-      const int column0 = warp_group * T::kGroupColumns + column_in_block;
+        for (int i = 0; i < 32; ++i) out_acc[tile][i] = 0.0f;
+      // Zeroed here, not between the first P·V's MMAs, where ptxas would fence each (C7519).
 #pragma unroll
-      for (int tile = 0; tile < T::kPvTiles; ++tile) {
+      for (int tile = 0; tile < T::kPvTiles; ++tile) pin_registers(out_acc[tile]);
+      float running_max[2] = {-INFINITY, -INFINITY};  // base-2 logits, scaled
+      float running_sum[2] = {0.0f, 0.0f};            // over this thread's columns of its tiles
+      const int first_tile = ring_tile;
+      const auto stage_of = [&](int t) { return (first_tile + t) % kStages; };
+      const auto tile_address = [&](int t) { return kv_tiles + stage_of(t) * plan.kv_stage_bytes; };
+      // The tile has landed; cp.async wrote it through the generic proxy and the tensor cores
+      // read it through the async proxy, hence the fence.
+      const auto wait_landed = [&](int t) {
+        mbarrier_wait(tile_landed + stage_of(t) * 8, (first_tile + t) / kStages % 2);
+        fence_async_proxy();
+      };
+      // This warp's MMAs on tile t are done: one of the stage's 8 arrivals.
+      const auto release = [&](int t) {
+        if (lane == 0) mbarrier_arrive(stage_free + stage_of(t) * 8);
+      };
+      const auto rescale_out = [&](const float (&factor)[2]) {
 #pragma unroll
-        for (int block = 0; block < T::kPvN / 8; ++block) {
-          result.store(column0 + tile * T::kPvN + block * 8, out_acc[tile][block * 4 + half * 2],
-                       out_acc[tile][block * 4 + half * 2 + 1]);
+        for (int tile = 0; tile < T::kPvTiles; ++tile) {
+#pragma unroll
+          for (int i = 0; i < 32; ++i) out_acc[tile][i] *= factor[i / 2 % 2];
         }
+      };
+      // P (bf16 pairs) times a factor per row half, for the rare tile that moves the maximum.
+      const auto rescale_probs = [](std::uint32_t(&p_frag)[T::kPvKSteps][4],
+                                    const float (&factor)[2]) {
+#pragma unroll
+        for (int kk = 0; kk < T::kPvKSteps; ++kk) {
+#pragma unroll
+          for (int r = 0; r < 4; ++r) {
+            const float2 pair = __bfloat1622float2(*reinterpret_cast<__nv_bfloat162*>(&p_frag[kk][r]));
+            p_frag[kk][r] = pack_bf16x2(pair.x * factor[r % 2], pair.y * factor[r % 2]);
+          }
+        }
+      };
+      // O += P·V over this group's d_v columns of tile t; V is the MN-major B operand.
+      const auto accumulate = [&](int t, const std::uint32_t (&p_frag)[T::kPvKSteps][4]) {
+        const std::uint64_t v_desc = matrix_descriptor(
+            tile_address(t) + warp_group * (T::kGroupColumns / kSpanElems) *
+                                  span_stride_bytes(kBlockT),
+            span_stride_bytes(kBlockT), kAtomBytes);
+#pragma unroll
+        for (int kk = 0; kk < T::kPvKSteps; ++kk) {
+#pragma unroll
+          for (int tile = 0; tile < T::kPvTiles; ++tile) {
+            mma_m64n64k16_rs_transposed_b(
+                out_acc[tile], p_frag[kk],
+                advance(v_desc, kk * 2 * kAtomBytes +
+                                    tile * (T::kPvN / kSpanElems) * span_stride_bytes(kBlockT)));
+          }
+        }
+      };
+
+      // Iteration t of this group: S of its tile t (kMine), the P·V of the other group's tile
+      // t − 1 (kTheirs), and the softmax and P·V of tile t. Each kind is one straight run of
+      // code: accumulators crossing a branch while their MMA is in flight make ptxas serialize
+      // every MMA of the kernel (C7514, C7515). So group 0's first tile (no tile of the other's
+      // before it) and the other's last tile (none of this group's after it) are iterations of
+      // their own, and both P·Vs are issued after the softmax, once nothing is in flight: O is
+      // rescaled then, and the other's P by this tile's move of the maximum.
+      const auto iteration = [&]<int kKSteps, bool kTheirs, bool kMine>(int t) {
+        float scores[kScoreFloats];
+        if constexpr (kMine) {
+          // ---- 1. S = Q·Kᵀ of tile t, issued first: the tensor cores have it while this
+          // group waits for the other's hand-off. No zeroing: the first MMA overwrites.
+          wait_landed(t);
+          const int stage = stage_of(t);
+          const std::uint32_t kv_tile = tile_address(t);
+          // q's descriptor from the tile address, which ptxas keeps in a uniform register
+          // (version 17).
+          const std::uint64_t q_desc = matrix_descriptor(
+              opaque(kv_tile) - stage * plan.kv_stage_bytes - plan.q_bytes, 16, kAtomBytes);
+          const std::uint64_t k_desc = matrix_descriptor(kv_tile, 16, kAtomBytes);
+          // k-step k reads columns 16k..16k+15: span k / 4, a quarter of it in.
+          const auto q_at = [&](int k) {
+            return advance(q_desc, k / kKStepsPerSpan * span_stride_bytes(kBlockH) +
+                                       k % kKStepsPerSpan * kKStepBytes);
+          };
+          const auto k_at = [&](int k) {
+            return advance(k_desc, k / kKStepsPerSpan * span_stride_bytes(kBlockT) +
+                                       k % kKStepsPerSpan * kKStepBytes);
+          };
+          fence_operands();
+#pragma unroll
+          for (int k = 0; k < kKSteps; ++k) {
+            if (k == 0) {
+              mma_m64n32k16_ss<false>(scores, q_at(k), k_at(k));
+            } else {
+              mma_m64n32k16_ss<true>(scores, q_at(k), k_at(k));
+            }
+          }
+          commit_group();
+        }
+
+        // ---- 2. The other group's P and maximum after tile t − 1 -----------------------------
+        std::uint32_t their_p[T::kPvKSteps][4];
+        float factor[2] = {1.0f, 1.0f};  // O's rescale: to the other's maximum, then to ours
+        bool moved = false;
+        if constexpr (kTheirs) {
+          hand_off_sync(their_hand_off);
+#pragma unroll
+          for (int kk = 0; kk < T::kPvKSteps; ++kk) {
+            ldmatrix_x4(their_p[kk],
+                        smem_address(probs + (warp_in_group * 16 + lane % 16) * T::kProbRow +
+                                     kk * 16 + lane / 16 * 8));
+          }
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            const float handed = handed_max[rows[half]];
+            if (handed != running_max[half]) {
+              factor[half] = exp2f(running_max[half] - handed);
+              running_max[half] = handed;
+              running_sum[half] *= factor[half];
+              moved = true;
+            }
+          }
+        }
+        wait_group<0>();  // S
+
+        // ---- 3. Softmax of tile t, moving the maximum on from the one after tile t − 1 -----
+        std::uint32_t my_p[T::kPvKSteps][4];
+        if constexpr (kMine) {
+          pin_registers(scores);
+          const int valid_tokens = min(kBlockT, work.token_end - (work.token_begin + t * kBlockT));
+          float tile_max[2] = {-INFINITY, -INFINITY};  // unscaled: the scale is positive
+#pragma unroll
+          for (int i = 0; i < kScoreFloats; ++i) {
+            const int column = i / 4 * 8 + column_in_block + i % 2;
+            if (column >= valid_tokens) scores[i] = -INFINITY;
+            tile_max[i / 2 % 2] = fmaxf(tile_max[i / 2 % 2], scores[i]);
+          }
+          float my_factor[2] = {1.0f, 1.0f};
+          bool my_move = false;
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            tile_max[half] = fmaxf(tile_max[half], __shfl_xor_sync(0xffffffffu, tile_max[half], 1));
+            tile_max[half] = fmaxf(tile_max[half], __shfl_xor_sync(0xffffffffu, tile_max[half], 2));
+            // As in the lockstep schedule, the maximum moves only past kMaxGrowthLog2. Every
+            // tile has a valid token, so tile_max is finite and the first tile always moves it.
+            const float candidate = tile_max[half] * args.scale_log2;
+            if (candidate > running_max[half] + kMaxGrowthLog2) {
+              my_factor[half] = exp2f(running_max[half] - candidate);
+              running_max[half] = candidate;
+              running_sum[half] *= my_factor[half];
+              factor[half] *= my_factor[half];
+              my_move = true;
+            }
+          }
+          // P, scaled inside the exponent's FMA: in registers as this group's A operand (the
+          // accumulator layout of S is the A fragment's), and in shared memory for the other.
+          __syncwarp();  // this warp's reads of the other's P are done
+#pragma unroll
+          for (int i = 0; i < kScoreFloats; i += 2) {
+            const int half = i / 2 % 2;
+            const float p0 = exp2f(fmaf(scores[i], args.scale_log2, -running_max[half]));
+            const float p1 = exp2f(fmaf(scores[i + 1], args.scale_log2, -running_max[half]));
+            running_sum[half] += p0 + p1;
+            my_p[i / 8][i % 8 / 2] = pack_bf16x2(p0, p1);
+            *reinterpret_cast<std::uint32_t*>(probs + rows[half] * T::kProbRow + i / 4 * 8 +
+                                              column_in_block) = my_p[i / 8][i % 8 / 2];
+          }
+          if (lane % 4 == 0) {
+            handed_max[rows[0]] = running_max[0];
+            handed_max[rows[1]] = running_max[1];
+          }
+          hand_off_arrive(my_hand_off);
+          // The other's P was relative to its maximum; O will be relative to ours.
+          if constexpr (kTheirs) {
+            if (__any_sync(0xffffffffu, my_move)) rescale_probs(their_p, my_factor);
+          }
+          moved = moved || my_move;
+        }
+
+        // ---- 4. O += P·V of the other's tile t − 1 and of this tile --------------------------
+        // Nothing is in flight. Before group 0's first tile O is still 0.
+        if constexpr (kTheirs) {
+          if (__any_sync(0xffffffffu, moved)) rescale_out(factor);
+        }
+        fence_operands();
+        if constexpr (kTheirs) accumulate(t - 1, their_p);
+        if constexpr (kMine) accumulate(t, my_p);
+        commit_group();
+        // Waited for here, not under the next iteration's S: accumulators in flight across the
+        // loop's joins make ptxas serialize every MMA (C7514). Their stages go back at once.
+        wait_group<0>();
+#pragma unroll
+        for (int tile = 0; tile < T::kPvTiles; ++tile) pin_registers(out_acc[tile]);
+        __syncwarp();
+        if constexpr (kTheirs) release(t - 1);
+        if constexpr (kMine) release(t);
+      };
+
+      // The k-steps of S are a template argument, one loop per layout: a branch between
+      // MMAs of one accumulator makes ptxas serialize them.
+      const auto walk_tiles = [&]<int kKSteps> {
+        int t = warp_group;
+        if (warp_group == 0) {
+          iteration.template operator()<kKSteps, false, true>(0);
+          t = 2;
+        }
+        for (; t < work.steps; t += 2) iteration.template operator()<kKSteps, true, true>(t);
+        if (t - 1 < work.steps) iteration.template operator()<kKSteps, true, false>(t);
+      };
+      if (k_steps > kCommonKSteps) {
+        walk_tiles.template operator()<kMaxKSteps>();
+      } else {
+        walk_tiles.template operator()<kCommonKSteps>();
       }
-      if (warp_group == 0 && lane % 4 == 0) result.store_lse();
+      ring_tile = first_tile + work.steps;
+      finish_part(out_acc, running_max, running_sum);
     }
   };
+
   if constexpr (kBalanced) {
     const auto mma_barrier = [] { sync_mma_threads<kMmaThreads>(); };
     while (Parts::next(args, cursor(0), threadIdx.x == 0, mma_barrier, work)) {
-      mma_part();
+      if constexpr (uses_seesaw(T::kShape)) {  // S over the tile: one m64n32k16 per k-step
+        seesaw_part();
+      } else {
+        lockstep_part();
+      }
       sync_mma_threads<kMmaThreads>();  // the next part's first step writes row_stats again
       timeline_part_done(args, work);
     }
   } else {
-    mma_part();
+    if constexpr (uses_seesaw(T::kShape)) {  // S over the tile: one m64n32k16 per k-step
+      seesaw_part();
+    } else {
+      lockstep_part();
+    }
     timeline_part_done(args, work);
   }
 #else

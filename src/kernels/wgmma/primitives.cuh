@@ -109,6 +109,16 @@ __device__ __forceinline__ void sync_copy_threads() {
   asm volatile("bar.sync 2, %0;\n" ::"n"(kThreadCount) : "memory");
 }
 
+// A one-way hand-off between two warps (the seesaw schedule, decode.cuh) on named barrier
+// `id` (3 to 10): the producer's shared-memory writes before its arrive are visible to the
+// consumer after its sync; the producer does not wait.
+__device__ __forceinline__ void hand_off_arrive(int id) {
+  asm volatile("bar.arrive %0, 64;\n" ::"r"(id) : "memory");
+}
+__device__ __forceinline__ void hand_off_sync(int id) {
+  asm volatile("bar.sync %0, 64;\n" ::"r"(id) : "memory");
+}
+
 // Keeps the compiler from moving accesses of accumulator registers across a wgmma fence or
 // wait (the asm statements above do not name the registers the hardware writes).
 template <int kCount>

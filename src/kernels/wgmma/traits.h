@@ -47,6 +47,14 @@ constexpr int kSpanBytes = 128;
 constexpr int kAtomBytes = 1024;  // 8 rows of a span: the swizzle's period
 constexpr int span_stride_bytes(int rows) { return rows * kSpanBytes; }
 
+// How the two MMA warpgroups share a part's tiles (decode.cuh). block_t 64, lockstep: both
+// work on every tile, S = Q·Kᵀ split by tokens and P·V by d_v columns, meeting twice per
+// tile. block_t 32, seesaw: tiles alternate between the warpgroups for S and the softmax, and
+// each hands its P and running maximum to the other, which adds that tile's P·V to its half of
+// the d_v columns; one warpgroup's softmax then runs while the other's MMAs keep the tensor
+// cores busy.
+constexpr bool uses_seesaw(VariantShape shape) { return shape.block_t == 32; }
+
 constexpr bool is_valid_shape(VariantShape shape) {
   return shape.family == KernelFamily::kWgmma && shape.block_h == kBlockH &&
          shape.warps == kWarps && (shape.block_t == 32 || shape.block_t == 64) &&
@@ -72,7 +80,8 @@ constexpr SmemPlan plan_smem(VariantShape shape, int d_qk) {
   plan.kv_stage_bytes = shape.block_t * d_qk * 2;
   plan.kv_bytes = shape.stages * plan.kv_stage_bytes;
   plan.prob_bytes = kBlockH * prob_row_elems(shape.block_t) * 2;
-  plan.row_stat_bytes = kWarpGroups * kBlockH * 4;
+  // The seesaw adds a row of the maximum a warpgroup hands over with each of its tiles.
+  plan.row_stat_bytes = (uses_seesaw(shape) ? kWarpGroups + 1 : kWarpGroups) * kBlockH * 4;
   plan.barrier_bytes = 2 * shape.stages * 8;
   plan.cursor_bytes = 2 * static_cast<int>(sizeof(balanced::PartsCursor));
   plan.total_bytes = plan.q_bytes + plan.kv_bytes + plan.prob_bytes + plan.row_stat_bytes +
