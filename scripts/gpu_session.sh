@@ -62,9 +62,9 @@ for stage in "${stages[@]}"; do
       ;;
     sanitize)
       # A representative subset: the study's variant, a large-tile one and the wgmma family's
-      # best, every case of both layouts under memcheck; racecheck and synccheck (far slower)
+      # two schedules, every case of both layouts under memcheck; racecheck and synccheck (far slower)
       # on three small cases that still cover splits, masking and page sizes.
-      sanitized_variants='^(h16_t16_w4_s2|h64_t32_w8_s2|wgmma_h64_t64_w8_s2)$'
+      sanitized_variants='^(h16_t16_w4_s2|h64_t32_w8_s2|wgmma_h64_t32_w8_s4|wgmma_h64_t64_w8_s2)$'
       small_cases='^(one_token_b1_h1_p1|b3_h64_p64|b3_h17_p16)$'
       run memcheck env MLALAB_TEST_VARIANTS="$sanitized_variants" \
         compute-sanitizer --tool memcheck --error-exitcode 1 "$gpu_tests" \
@@ -73,7 +73,7 @@ for stage in "${stages[@]}"; do
         MLALAB_TEST_CASES="$small_cases" timeout 300 \
         compute-sanitizer --tool racecheck --error-exitcode 1 "$gpu_tests" \
         --gtest_filter='Layouts/DecodeSweep.*'
-      run synccheck_subset env MLALAB_TEST_VARIANTS='^wgmma_h64_t64_w8_s2$' \
+      run synccheck_subset env MLALAB_TEST_VARIANTS='^wgmma_h64_t(32|64)_w8_s[24]$' \
         MLALAB_TEST_CASES="$small_cases" timeout 120 \
         compute-sanitizer --tool synccheck --error-exitcode 1 "$gpu_tests" \
         --gtest_filter='Layouts/DecodeSweep.*'

@@ -19,7 +19,10 @@
 namespace mlalab::dispatch {
 namespace {
 
-constexpr std::string_view kPreferredWgmma = "wgmma_h64_t64_w8_s2";
+// The seesaw variant first: it is 4-5 % faster than the lockstep 64-token one at H = 128 from
+// concurrency 8 on and 27 % at 1, and 1-4 % (39 % at 1) at H = 16
+// (docs/results/2026-12-02-h200-seesaw/); the lockstep one where only it is compiled.
+constexpr std::string_view kPreferredWgmma[] = {"wgmma_h64_t32_w8_s4", "wgmma_h64_t64_w8_s2"};
 constexpr std::string_view kPreferredPortable = "h16_t16_w4_s2";
 // A wgmma CTA always computes 64 heads. With fewer heads most of its MMA rows are padding, yet
 // once a batch holds enough tokens its tensor-core reads of whole 64-token tiles still beat the
@@ -28,7 +31,8 @@ constexpr std::string_view kPreferredPortable = "h16_t16_w4_s2";
 // +4.0 to +12.5 % (V3) and +0.7 to +20.2 % (V4) from batch 8 to 128, −2 to −28 % at 1 to 4
 // (docs/results/2026-12-01-h200-default-h16/); at 1,024 and 2,048 tokens per sequence it
 // loses up to 26.6 % below 32,768 tokens per batch and wins 7.0 to 12.0 % from there
-// (docs/results/2026-12-01-h200-default-tokens/).
+// (docs/results/2026-12-01-h200-default-tokens/). Both measured with the lockstep 64-token
+// variant, which the seesaw one beats at every concurrency measured since (4,096 tokens).
 constexpr int kWgmmaMinHeads = 64;
 constexpr int kWgmmaMinBatch = 8;
 constexpr long long kWgmmaMinBatchTokens = 32768;  // batch × max context
@@ -110,7 +114,7 @@ KernelConfig default_config(Layout layout, int num_heads, DispatchKey key, Split
       static_cast<long long>(key.batch) * key.max_context >= kWgmmaMinBatchTokens;
   if ((num_heads >= kWgmmaMinHeads || enough_tokens) &&
       kernels::current_device().compute_capability == kernels::wgmma::kComputeCapability) {
-    consider(kernels::find_variant(kPreferredWgmma));
+    for (const std::string_view name : kPreferredWgmma) consider(kernels::find_variant(name));
   }
   consider(kernels::find_variant(kPreferredPortable));
   for (const kernels::Variant& variant : kernels::compiled_variants()) consider(&variant);

@@ -53,10 +53,10 @@ struct ResolvedLaunch {
 };
 
 // The config a key gets without a table, or when the table has no entry for it: the preferred
-// compiled variant that can run here (wgmma_h64_t64_w8_s2 on sm_90a for 64 heads or more, or
-// for a batch of 8 or more that holds 32,768 tokens or more at its max context; else
-// h16_t16_w4_s2, else the first compiled variant that can), with `split` (default the
-// heuristic). Throws std::runtime_error when no compiled variant can run here.
+// compiled variant that can run here (on sm_90a wgmma_h64_t32_w8_s4, else wgmma_h64_t64_w8_s2,
+// for 64 heads or more, or for a batch of 8 or more that holds 32,768 tokens or more at its
+// max context; else h16_t16_w4_s2, else the first compiled variant that can), with `split`
+// (default the heuristic). Throws std::runtime_error when no compiled variant can run here.
 KernelConfig default_config(Layout layout, int num_heads, DispatchKey key, SplitPolicy split = {});
 
 // Resolves one key with no side effect: the table's entry (bucket_of on both axes) when a table

@@ -93,14 +93,15 @@ TEST(DispatchKey, SaysBatchAndMaxContext) {
             "batch 8, max context 4096");
 }
 
-// What default_config picks where the wgmma kernel would pay: it on sm_90a when compiled,
-// else the portable default.
+// What default_config picks where the wgmma kernel would pay: on sm_90a the seesaw variant,
+// else the lockstep one, when compiled; else the portable default.
 std::string wgmma_where_it_runs() {
   const bool sm90a =
       kernels::current_device().compute_capability == kernels::wgmma::kComputeCapability;
-  return sm90a && kernels::find_variant("wgmma_h64_t64_w8_s2") != nullptr
-             ? "wgmma_h64_t64_w8_s2"
-             : kPortableDefault;
+  for (const char* name : {"wgmma_h64_t32_w8_s4", "wgmma_h64_t64_w8_s2"}) {
+    if (sm90a && kernels::find_variant(name) != nullptr) return name;
+  }
+  return kPortableDefault;
 }
 
 TEST(DefaultConfig, SixteenHeadsOfAFewTokensGetH16T16W4S2WithTheHeuristicSplit) {

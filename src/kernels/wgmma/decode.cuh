@@ -7,14 +7,22 @@
 // Per part of a CTA's work (its split, or each sequence whose steps its balanced share holds),
 // a copy warpgroup loads the 64 query rows, then every block_t-token KV tile of the part into a
 // ring of `stages` shared-memory stages (cp.async; mbarriers say when a tile has landed and when
-// a stage is free again; the ring runs on across parts). For every tile, two MMA warpgroups:
+// a stage is free again; the ring runs on across parts). The two MMA warpgroups share the tiles
+// in one of two schedules (traits.h, uses_seesaw), and each accumulates O over its d_v columns
+// [256·g, 256·g + 256), A = P from registers, B = the tile read as V, transposed.
+//
+// Lockstep (block_t 64), for every tile:
 //   1. S = Q·Kᵀ: warpgroup g computes the 64 × block_t/2 scores of its half of the tokens;
 //   2. online softmax in registers: each warpgroup's row maxima meet in shared memory, both
 //      warpgroups rescale with the same step maximum, P (bf16) goes to shared memory;
-//   3. O += P·V: warpgroup g accumulates d_v columns [256·g, 256·g + 256) over all tokens,
-//      A = P from registers (ldmatrix), B = the same KV tile read as V, transposed;
-// finally each warpgroup's row sums meet in shared memory, and O is normalised and written
-// (or the part's partial result).
+//   3. O += P·V over all the tile's tokens, P read back by ldmatrix.
+// Seesaw (block_t 32): tile t belongs to warpgroup t % 2, which computes S over all its tokens
+// and the softmax from the running maximum the other handed over after tile t − 1, then hands
+// its P and maximum over in turn; both add the tile's P·V. One warpgroup's softmax runs while
+// the other's MMAs keep the tensor cores busy (docs/perf-notes.md, version 26).
+//
+// Finally each warpgroup's row sums meet in shared memory, and O is normalised and written (or
+// the part's partial result).
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -224,12 +232,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   // columns 2·(lane % 4) and 2·(lane % 4) + 1.
   const int rows[2] = {warp_in_group * 16 + lane / 4, warp_in_group * 16 + lane / 4 + 8};
   const int column_in_block = 2 * (lane % 4);
-  // Q is the K-major A operand, K the K-major B operand (this group's token half), V the
-  // MN-major B operand (this group's d_v columns) of the same tile.
+  // Q is the K-major A operand, K the K-major B operand (this group's token half, or in the
+  // seesaw the whole tile), V the MN-major B operand (this group's d_v columns) of the same tile.
   const int k_steps = p.d_qk / 16;
 
   int ring_tile = 0;  // as the copy warpgroup counts
-  // ---- Epilogue: the two groups' row sums meet, normalise and write -------------------
+  // ---- Epilogue of either schedule: the two groups' row sums meet, normalise and write ----
   const auto finish_part = [&](float (&out_acc)[T::kPvTiles][32], const float (&running_max)[2],
                                float (&running_sum)[2]) {
     allow_dependent_launch();
@@ -260,6 +268,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   };
 
+  // ---- The lockstep schedule (block_t 64; traits.h) ---------------------------------------
   const auto lockstep_part = [&] {
     float out_acc[T::kPvTiles][32];
 #pragma unroll
@@ -425,7 +434,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int my_hand_off = 3 + 4 * warp_group + warp_in_group;
   const int their_hand_off = 3 + 4 * (1 - warp_group) + warp_in_group;
   const auto seesaw_part = [&] {
-    if constexpr (uses_seesaw(T::kShape)) {  // S over the tile: one m64n32k16 per k-step
+    if constexpr (uses_seesaw(T::kShape)) {  // (only then is S one m64n32k16 per k-step)
       constexpr int kScoreFloats = kBlockT / 2;  // S over the whole tile: N = block_t
       float out_acc[T::kPvTiles][32];
 #pragma unroll
@@ -464,7 +473,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int kk = 0; kk < T::kPvKSteps; ++kk) {
 #pragma unroll
           for (int r = 0; r < 4; ++r) {
-            const float2 pair = __bfloat1622float2(*reinterpret_cast<__nv_bfloat162*>(&p_frag[kk][r]));
+            const float2 pair =
+                __bfloat1622float2(*reinterpret_cast<__nv_bfloat162*>(&p_frag[kk][r]));
             p_frag[kk][r] = pack_bf16x2(pair.x * factor[r % 2], pair.y * factor[r % 2]);
           }
         }
@@ -551,7 +561,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
           }
         }
-        wait_group<0>();  // S
+        wait_group<0>();  // S, where this iteration has one
 
         // ---- 3. Softmax of tile t, moving the maximum on from the one after tile t − 1 -----
         std::uint32_t my_p[T::kPvKSteps][4];
