@@ -237,6 +237,25 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int k_steps = p.d_qk / 16;
 
   int ring_tile = 0;  // as the copy warpgroup counts
+  // O += P·V over this group's d_v columns of the tile at `kv_tile`, inside the caller's
+  // fence…commit span: A = P from registers, B = V, the MN-major operand (64 columns per span,
+  // spans span_stride apart, 8 tokens per atom).
+  const auto accumulate_pv = [&](float (&out_acc)[T::kPvTiles][32], std::uint32_t kv_tile,
+                                 const std::uint32_t (&p_frag)[T::kPvKSteps][4]) {
+    const std::uint64_t v_desc = matrix_descriptor(
+        kv_tile + warp_group * (T::kGroupColumns / kSpanElems) * span_stride_bytes(kBlockT),
+        span_stride_bytes(kBlockT), kAtomBytes);
+#pragma unroll
+    for (int kk = 0; kk < T::kPvKSteps; ++kk) {
+#pragma unroll
+      for (int tile = 0; tile < T::kPvTiles; ++tile) {
+        mma_m64n64k16_rs_transposed_b(
+            out_acc[tile], p_frag[kk],
+            advance(v_desc, kk * 2 * kAtomBytes +
+                                tile * (T::kPvN / kSpanElems) * span_stride_bytes(kBlockT)));
+      }
+    }
+  };
   // ---- Epilogue of either schedule: the two groups' row sums meet, normalise and write ----
   const auto finish_part = [&](float (&out_acc)[T::kPvTiles][32], const float (&running_max)[2],
                                float (&running_sum)[2]) {
@@ -396,21 +415,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                     smem_address(probs + (warp_in_group * 16 + lane % 16) * T::kProbRow +
                                  kk * 16 + lane / 16 * 8));
       }
-      // V as the MN-major B: 64 columns per span (spans span_stride apart), 8 tokens per atom.
-      const std::uint64_t v_desc = matrix_descriptor(
-          kv_tile + warp_group * (T::kGroupColumns / kSpanElems) * span_stride_bytes(kBlockT),
-          span_stride_bytes(kBlockT), kAtomBytes);
       fence_operands();
-#pragma unroll
-      for (int kk = 0; kk < T::kPvKSteps; ++kk) {
-#pragma unroll
-        for (int tile = 0; tile < T::kPvTiles; ++tile) {
-          mma_m64n64k16_rs_transposed_b(
-              out_acc[tile], p_frag[kk],
-              advance(v_desc, kk * 2 * kAtomBytes +
-                                  tile * (T::kPvN / kSpanElems) * span_stride_bytes(kBlockT)));
-        }
-      }
+      accumulate_pv(out_acc, kv_tile, p_frag);
       commit_group();
       wait_group<0>();
 #pragma unroll
@@ -476,23 +482,6 @@ __global__ void __launch_bounds__(kThreads, 1)
             const float2 pair =
                 __bfloat1622float2(*reinterpret_cast<__nv_bfloat162*>(&p_frag[kk][r]));
             p_frag[kk][r] = pack_bf16x2(pair.x * factor[r % 2], pair.y * factor[r % 2]);
-          }
-        }
-      };
-      // O += P·V over this group's d_v columns of tile t; V is the MN-major B operand.
-      const auto accumulate = [&](int t, const std::uint32_t (&p_frag)[T::kPvKSteps][4]) {
-        const std::uint64_t v_desc = matrix_descriptor(
-            tile_address(t) + warp_group * (T::kGroupColumns / kSpanElems) *
-                                  span_stride_bytes(kBlockT),
-            span_stride_bytes(kBlockT), kAtomBytes);
-#pragma unroll
-        for (int kk = 0; kk < T::kPvKSteps; ++kk) {
-#pragma unroll
-          for (int tile = 0; tile < T::kPvTiles; ++tile) {
-            mma_m64n64k16_rs_transposed_b(
-                out_acc[tile], p_frag[kk],
-                advance(v_desc, kk * 2 * kAtomBytes +
-                                    tile * (T::kPvN / kSpanElems) * span_stride_bytes(kBlockT)));
           }
         }
       };
@@ -623,8 +612,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           if (__any_sync(0xffffffffu, moved)) rescale_out(factor);
         }
         fence_operands();
-        if constexpr (kTheirs) accumulate(t - 1, their_p);
-        if constexpr (kMine) accumulate(t, my_p);
+        if constexpr (kTheirs) accumulate_pv(out_acc, tile_address(t - 1), their_p);
+        if constexpr (kMine) accumulate_pv(out_acc, tile_address(t), my_p);
         commit_group();
         // Waited for here, not under the next iteration's S: accumulators in flight across the
         // loop's joins make ptxas serialize every MMA (C7514). Their stages go back at once.
