@@ -44,7 +44,7 @@ VariantShape shape(int block_h, int block_t, int warps, int stages) {
 ResourceUsage measured(int smem_bytes, int threads = 128) {
   return ResourceUsage{.smem_bytes = smem_bytes, .static_smem_bytes = 0, .threads = threads,
                        .regs = 128, .spill_bytes = 0, .max_ctas_per_sm = 1,
-                       .max_balanced_ctas_per_sm = 1};
+                       .max_balanced_ctas_per_sm = 1, .balanced_spill_bytes = 0};
 }
 
 GpuLimits h200() { return GpuLimits{.smem_optin_bytes = kH200Optin, .smem_per_sm_bytes = 233472}; }
