@@ -135,7 +135,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   const std::uint32_t q_tile = smem_address(smem_base);
   const std::uint32_t kv_tiles = q_tile + plan.q_bytes;
   bf16* probs = reinterpret_cast<bf16*>(smem_base + plan.q_bytes + plan.kv_bytes);
-  // [warpgroup][head row]: each group's half-step maxima, later its final row sums.
+  // [warpgroup][head row]: each group's half-step maxima (lockstep), later its final row sums;
+  // the seesaw's handed-over maximum in a third row.
   float* row_stats = reinterpret_cast<float*>(smem_base + plan.q_bytes + plan.kv_bytes +
                                               plan.prob_bytes);
   // tile_landed[stage]: the 128 copy threads arrive when their copies land;
@@ -649,7 +650,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   if constexpr (kBalanced) {
     const auto mma_barrier = [] { sync_mma_threads<kMmaThreads>(); };
     while (Parts::next(args, cursor(0), threadIdx.x == 0, mma_barrier, work)) {
-      if constexpr (uses_seesaw(T::kShape)) {  // S over the tile: one m64n32k16 per k-step
+      if constexpr (uses_seesaw(T::kShape)) {
         seesaw_part();
       } else {
         lockstep_part();
@@ -658,7 +659,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       timeline_part_done(args, work);
     }
   } else {
-    if constexpr (uses_seesaw(T::kShape)) {  // S over the tile: one m64n32k16 per k-step
+    if constexpr (uses_seesaw(T::kShape)) {
       seesaw_part();
     } else {
       lockstep_part();

@@ -67,6 +67,7 @@ struct SmemPlan {
   int kv_bytes;        // stages · kv_stage_bytes
   int prob_bytes;      // P tile, bf16, padded rows
   int row_stat_bytes;  // per warpgroup and head row: the half-step max, then the final sum
+                       // (the seesaw: one more row, the maximum handed over)
   int barrier_bytes;   // per stage: "tile landed" and "stage free" mbarriers
   int cursor_bytes;    // balanced launches: the MMA warpgroups' and the copy warpgroup's cursor
   int total_bytes;
