@@ -608,7 +608,11 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
 
         // ---- 4. O += P·V of the other's tile t − 1 and of this tile --------------------------
-        // Nothing is in flight. Before group 0's first tile O is still 0.
+        // Nothing is in flight. Before group 0's first tile O is still 0. This group did not
+        // wait for tile t − 1 to land: its owner did, fenced the async proxy and then handed
+        // over, and the hand-off orders this group's reads after that fence. (An explicit
+        // wait_landed(t - 1) here would say so more plainly; it changes the machine code, so it
+        // waits for the next re-tune: docs/perf-notes.md, version 26.)
         if constexpr (kTheirs) {
           if (__any_sync(0xffffffffu, moved)) rescale_out(factor);
         }
