@@ -238,6 +238,20 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int k_steps = p.d_qk / 16;
 
   int ring_tile = 0;  // as the copy warpgroup counts
+  // Tile `ring_index` of the ring has landed. cp.async wrote it through the generic proxy and
+  // the tensor cores read it through the async proxy, hence the fence.
+  const auto wait_tile_landed = [&](int ring_index) {
+    mbarrier_wait(tile_landed + ring_index % kStages * 8, ring_index / kStages % 2);
+    fence_async_proxy();
+  };
+  // O times a factor per row half (accumulator i holds row half i / 2 % 2).
+  const auto rescale_out = [](float (&out_acc)[T::kPvTiles][32], const float (&factor)[2]) {
+#pragma unroll
+    for (int tile = 0; tile < T::kPvTiles; ++tile) {
+#pragma unroll
+      for (int i = 0; i < 32; ++i) out_acc[tile][i] *= factor[i / 2 % 2];
+    }
+  };
   // O += P·V over this group's d_v columns of the tile at `kv_tile`, inside the caller's
   // fence…commit span: A = P from registers, B = V, the MN-major operand (64 columns per span,
   // spans span_stride apart, 8 tokens per atom).
@@ -299,11 +313,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     float running_sum[2] = {0.0f, 0.0f};            // over this thread's columns only
 
     for (int step = 0; step < work.steps; ++step, ++ring_tile) {
-      // The tile has landed; cp.async wrote it through the generic proxy and the tensor cores
-      // read it through the async proxy, hence the fence.
       const int stage = ring_tile % kStages;
-      mbarrier_wait(tile_landed + stage * 8, ring_tile / kStages % 2);
-      fence_async_proxy();
+      wait_tile_landed(ring_tile);
       const std::uint32_t kv_tile = kv_tiles + stage * plan.kv_stage_bytes;
 
       // ---- 1. S = Q·Kᵀ for this group's tokens -----------------------------------------
@@ -399,13 +410,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         *reinterpret_cast<std::uint32_t*>(probs + rows[half] * T::kProbRow + column) =
             pack_bf16x2(p0, p1);
       }
-      if (__any_sync(0xffffffffu, moved)) {
-#pragma unroll
-        for (int tile = 0; tile < T::kPvTiles; ++tile) {
-#pragma unroll
-          for (int i = 0; i < 32; ++i) out_acc[tile][i] *= rescale[i / 2 % 2];
-        }
-      }
+      if (__any_sync(0xffffffffu, moved)) rescale_out(out_acc, rescale);
       sync_mma_threads<kMmaThreads>();
 
       // ---- 3. O += P·V over this group's d_v columns ----------------------------------
@@ -456,22 +461,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       const int first_tile = ring_tile;
       const auto stage_of = [&](int t) { return (first_tile + t) % kStages; };
       const auto tile_address = [&](int t) { return kv_tiles + stage_of(t) * plan.kv_stage_bytes; };
-      // The tile has landed; cp.async wrote it through the generic proxy and the tensor cores
-      // read it through the async proxy, hence the fence.
-      const auto wait_landed = [&](int t) {
-        mbarrier_wait(tile_landed + stage_of(t) * 8, (first_tile + t) / kStages % 2);
-        fence_async_proxy();
-      };
       // This warp's MMAs on tile t are done: one of the stage's 8 arrivals.
       const auto release = [&](int t) {
         if (lane == 0) mbarrier_arrive(stage_free + stage_of(t) * 8);
-      };
-      const auto rescale_out = [&](const float (&factor)[2]) {
-#pragma unroll
-        for (int tile = 0; tile < T::kPvTiles; ++tile) {
-#pragma unroll
-          for (int i = 0; i < 32; ++i) out_acc[tile][i] *= factor[i / 2 % 2];
-        }
       };
       // P (bf16 pairs) times a factor per row half, for the rare tile that moves the maximum.
       const auto rescale_probs = [](std::uint32_t(&p_frag)[T::kPvKSteps][4],
@@ -499,7 +491,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         if constexpr (kMine) {
           // ---- 1. S = Q·Kᵀ of tile t, issued first: the tensor cores have it while this
           // group waits for the other's hand-off. No zeroing: the first MMA overwrites.
-          wait_landed(t);
+          wait_tile_landed(first_tile + t);
           const int stage = stage_of(t);
           const std::uint32_t kv_tile = tile_address(t);
           // q's descriptor from the tile address, which ptxas keeps in a uniform register
@@ -611,10 +603,10 @@ __global__ void __launch_bounds__(kThreads, 1)
         // Nothing is in flight. Before group 0's first tile O is still 0. This group did not
         // wait for tile t − 1 to land: its owner did, fenced the async proxy and then handed
         // over, and the hand-off orders this group's reads after that fence. (An explicit
-        // wait_landed(t - 1) here would say so more plainly; it changes the machine code, so it
-        // waits for the next re-tune: docs/perf-notes.md, version 26.)
+        // wait_tile_landed(first_tile + t - 1) here would say so more plainly; it changes the
+        // machine code, so it waits for the next re-tune: docs/perf-notes.md, version 26.)
         if constexpr (kTheirs) {
-          if (__any_sync(0xffffffffu, moved)) rescale_out(factor);
+          if (__any_sync(0xffffffffu, moved)) rescale_out(out_acc, factor);
         }
         fence_operands();
         if constexpr (kTheirs) accumulate_pv(out_acc, tile_address(t - 1), their_p);
