@@ -412,13 +412,6 @@ INSTANTIATE_TEST_SUITE_P(Layouts, DecodeSweep, ::testing::Values(Layout::kV3, La
                            return std::string(name_of(info.param));
                          });
 
-// The wgmma kernel moves its running maximum only when a step's passes it by more than 8
-// (base 2), so that O is rarely rescaled (docs/perf-notes.md, version 25). The sweep's scores
-// (standard deviation ~0.6) set the maximum in a sequence's first step and seldom move it
-// again; here they climb: every KV row of token t is scaled by 1 + 24 t / len, so the logits'
-// spread grows ~25-fold along each sequence and the maximum passes the running one by more
-// than 8 many times, by less than 8 (P up to 2⁸) in between. Both families, split and
-// balanced launches, both layouts, against the fp64 reference on the scaled cache.
 // Scales every KV row of token t of each sequence by 1 + 24 t / len.
 void climb_scores(HostProblem& host) {
   for (int b = 0; b < host.spec.batch; ++b) {
@@ -435,6 +428,13 @@ void climb_scores(HostProblem& host) {
   }
 }
 
+// The wgmma kernel moves its running maximum only when a step's passes it by more than 8
+// (base 2), so that O is rarely rescaled (docs/perf-notes.md, version 25). The sweep's scores
+// (standard deviation ~0.6) set the maximum in a sequence's first step and seldom move it
+// again; here they climb (climb_scores), so the logits' spread grows ~25-fold along each
+// sequence and the maximum passes the running one by more than 8 many times, by less than 8
+// (P up to 2⁸) in between. Both families, split and balanced launches, both layouts, against
+// the fp64 reference on the scaled cache.
 TEST(DecodeClimbingScores, TheRunningMaximumMovesAsOftenAsItMust) {
   MLALAB_REQUIRE_GPU();
   for (const Layout layout : {Layout::kV3, Layout::kV4}) {
