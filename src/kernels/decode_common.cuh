@@ -424,11 +424,19 @@ cudaError_t allow_smem(int smem_bytes) {
   return status;
 }
 
+// A family whose kernels take DecodeArgs as they are.
+struct PlainArgs {
+  const DecodeArgs& operator()(const DecodeArgs& args) const { return args; }
+};
+
 // The host side of a decode launch, shared by every variant of every family: kSplitKernel
-// for split launches, kBalancedKernel for balanced ones.
-template <auto kSplitKernel, auto kBalancedKernel>
+// for split launches, kBalancedKernel for balanced ones. `kernel_args` turns the validated
+// DecodeArgs into the kernels' parameter (a family may add to them: the wgmma family's
+// tensor map).
+template <auto kSplitKernel, auto kBalancedKernel, typename KernelArgs = PlainArgs>
 LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const DecodeParams& params,
-                           const LaunchPlan& plan, void* workspace, cudaStream_t stream) {
+                           const LaunchPlan& plan, void* workspace, cudaStream_t stream,
+                           KernelArgs kernel_args = {}) {
   const int head_blocks = (params.num_heads + block_h - 1) / block_h;
   const bool plan_matches =
       plan.head_blocks == head_blocks &&
@@ -479,9 +487,9 @@ LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const Decod
                                 : nullptr;
 #endif
   if (plan.balanced()) {
-    kBalancedKernel<<<plan.ctas, threads, smem_bytes, stream>>>(args);
+    kBalancedKernel<<<plan.ctas, threads, smem_bytes, stream>>>(kernel_args(args));
   } else {
-    kSplitKernel<<<plan.ctas, threads, smem_bytes, stream>>>(args);
+    kSplitKernel<<<plan.ctas, threads, smem_bytes, stream>>>(kernel_args(args));
   }
   cudaError_t status = cudaGetLastError();
   if (status == cudaSuccess && needs_workspace) {

@@ -14,7 +14,6 @@
 // of shared memory with the layout's formula.
 #include <cuda.h>
 #include <cuda_runtime.h>
-#include <cudaTypedefs.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -23,6 +22,7 @@
 
 #include "bench/cuda_raii.h"
 #include "bench/require_gpu.h"
+#include "kernels/wgmma/kv_tensor_map.h"
 #include "kernels/wgmma/primitives.cuh"
 
 namespace mlalab {
@@ -70,18 +70,6 @@ std::pair<int, int> source_of(PageLayout layout, int offset) {
   return {row, chunk * kChunkElems + unit * 8 + element};
 }
 
-// The driver's cuTensorMapEncodeTiled through the runtime (no libcuda at link time).
-PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
-  void* function = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &function, 12000,
-                                       cudaEnableDefault, &found) != cudaSuccess ||
-      found != cudaDriverEntryPointSuccess) {
-    return nullptr;
-  }
-  return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(function);
-}
-
 // The tensor map of `layout` over a cache of `rows` rows at `cache`, and the coordinates of
 // each box that copies page `page` (one box, or 9).
 struct PageCopy {
@@ -123,7 +111,7 @@ PageCopy encode_page_copy(PageLayout layout, void* cache, int rows, int page) {
   }
   copy.rank = static_cast<int>(dims.size());
   const std::vector<cuuint32_t> element_strides(dims.size(), 1);
-  const auto encode = encode_tiled();
+  const auto encode = kernels::wgmma::tensor_map_encoder();
   if (encode == nullptr) return copy;
   copy.encoded = encode(&copy.map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, copy.rank, cache,
                         dims.data(), strides.data(), box.data(), element_strides.data(),
@@ -194,7 +182,8 @@ TEST_P(TmaPageLayout, OnePageLandsInTheLayoutsFormula) {
   ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
             cudaSuccess);
   if (major < 9) GTEST_SKIP() << "the tensor memory accelerator needs compute capability 9.0";
-  ASSERT_NE(encode_tiled(), nullptr) << "the driver has no cuTensorMapEncodeTiled";
+  ASSERT_NE(kernels::wgmma::tensor_map_encoder(), nullptr)
+      << "the driver has no cuTensorMapEncodeTiled";
 
   const int rows = kPages * kPageRows;
   std::vector<std::uint16_t> host(static_cast<std::size_t>(rows) * kRowElems);

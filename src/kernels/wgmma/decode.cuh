@@ -6,8 +6,9 @@
 //
 // Per part of a CTA's work (its split, or each sequence whose steps its balanced share holds),
 // a copy warpgroup loads the 64 query rows, then every block_t-token KV tile of the part into a
-// ring of `stages` shared-memory stages (cp.async; mbarriers say when a tile has landed and when
-// a stage is free again; the ring runs on across parts). The two MMA warpgroups share the tiles
+// ring of `stages` shared-memory stages (a whole tile with one TMA copy where the pages hold
+// whole tiles, else cp.async per 16 bytes; mbarriers say when a tile has landed and when a
+// stage is free again; the ring runs on across parts). The two MMA warpgroups share the tiles
 // in one of two schedules (traits.h, uses_seesaw), and each accumulates O over its d_v columns
 // [256·g, 256·g + 256), A = P from registers, B = the tile read as V, transposed.
 //
@@ -30,6 +31,7 @@
 #include "kernels/decode_common.cuh"
 #include "kernels/portable/primitives.cuh"
 #include "kernels/wgmma/kernel.h"
+#include "kernels/wgmma/kv_tensor_map.h"
 #include "kernels/wgmma/primitives.cuh"
 #include "kernels/wgmma/traits.h"
 
@@ -122,10 +124,19 @@ __device__ __forceinline__ void copy_tile_async(
   }
 }
 
+// The family's kernel parameter: DecodeArgs and, where the call allows one, the KV cache as a
+// tensor map whose box is one tile (kv_tensor_map.h).
+struct WgmmaArgs {
+  CUtensorMap kv_tile_map;  // first: TMA wants the map 64-byte aligned
+  DecodeArgs decode;
+  bool tiles_by_tma;  // false: every tile by cp.async
+};
+
 template <int kBlockT, int kStages, bool kBalanced>
 __global__ void __launch_bounds__(kThreads, 1)
-    decode_kernel(const __grid_constant__ DecodeArgs args) {
+    decode_kernel(const __grid_constant__ WgmmaArgs kernel_args) {
 #ifdef MLALAB_WGMMA_AVAILABLE
+  const DecodeArgs& args = kernel_args.decode;
   timeline_cta_started(args);
   using T = Traits<kBlockT, kStages>;
   const DecodeParams& p = args.params;
@@ -180,6 +191,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   // `ring_tile` counts the tiles of every part so far: the ring's position and barrier phase.
   if (threadIdx.x >= kMmaThreads) {
     release_registers<kCopyRegisters>();
+    const bool tma_issuer = kernel_args.tiles_by_tma && threadIdx.x == kMmaThreads;
+    // Short parts (batch 1: a few tiles each) would otherwise wait for the map's fetch.
+    if (tma_issuer) prefetch_tensor_map(&kernel_args.kv_tile_map);
     int ring_tile = 0;
     const auto copy_part = [&] {
       // q is replaced once the MMA warps are done with the previous part's last tile.
@@ -195,6 +209,15 @@ __global__ void __launch_bounds__(kThreads, 1)
       constexpr int kKvGroups = copy_groups_per_warp<kBlockT>();
       KvRowLookahead<kBlockT, kKvGroups> kv_rows(args, work, copy_row(0),
                                                  kCopyWarps * kCoreRows);
+      // The one thread that issues the TMA copies reads each tile's page-table entry a tile
+      // ahead, as kv_rows does for the cp.async rows.
+      const int* const page_of_token =
+          p.page_table + static_cast<std::int64_t>(work.batch) * p.page_table_stride;
+      const auto tile_page = [&](int step) {
+        const int token = work.token_begin + step * kBlockT;
+        return token < work.token_end ? page_of_token[token >> args.page_shift] : -1;
+      };
+      int next_page = tma_issuer ? tile_page(0) : -1;
       for (int step = 0; step < work.steps; ++step, ++ring_tile) {
         const int stage = ring_tile % kStages;
         if (ring_tile >= kStages) {
@@ -202,8 +225,32 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         const bf16* sources[kKvGroups];
         kv_rows.take(step, sources);
-        copy_tile_async<kBlockT>(kv_tiles + stage * plan.kv_stage_bytes, p.d_qk, p.kv_cache,
-                                 sources);
+        const std::uint32_t tile = kv_tiles + stage * plan.kv_stage_bytes;
+        const int tile_token = work.token_begin + step * kBlockT;
+        // A whole tile lies in one page (the map exists only where pages are at least a tile
+        // and tiles start at multiples of block_t): one box. A part's last, partial tile goes
+        // by cp.async, which zero-fills the rows past the sequence's end (a page's stale rows
+        // could hold NaN, and P·V multiplies them by a zero probability).
+        if (kernel_args.tiles_by_tma && tile_token + kBlockT <= work.token_end) {
+          if (tma_issuer) {
+            const int page = next_page;
+            next_page = tile_page(step + 1);
+            // A page out of range (validation refuses one) reads nothing: its box lies
+            // outside the map and lands as zeros.
+            const bool page_valid =
+                static_cast<unsigned>(page) < static_cast<unsigned>(p.num_pages);
+            // The stage's last writer may have been cp.async (the generic proxy).
+            fence_async_proxy();
+            mbarrier_expect_tx(tile_landed + stage * 8, plan.kv_stage_bytes);
+            tma_load_4d(tile, &kernel_args.kv_tile_map, 0,
+                        tile_token & ((1 << args.page_shift) - 1), 0,
+                        page_valid ? page : p.num_pages, tile_landed + stage * 8);
+          }
+        } else {
+          copy_tile_async<kBlockT>(tile, p.d_qk, p.kv_cache, sources);
+        }
+        // Counts this thread's cp.async copies since its last arrival (q's, with a part's
+        // first tile); the TMA copy's bytes are counted by the expect_tx before it.
         mbarrier_arrive_on_copies(tile_landed + stage * 8);
       }
     };
@@ -600,11 +647,11 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
 
         // ---- 4. O += P·V of the other's tile t − 1 and of this tile --------------------------
-        // Nothing is in flight. Before group 0's first tile O is still 0. This group did not
-        // wait for tile t − 1 to land: its owner did, fenced the async proxy and then handed
-        // over, and the hand-off orders this group's reads after that fence. (An explicit
-        // wait_tile_landed(first_tile + t - 1) here would say so more plainly; it changes the
-        // machine code, so it waits for the next re-tune: docs/perf-notes.md, version 26.)
+        // Nothing is in flight. Before group 0's first tile O is still 0. This group does not
+        // wait for tile t − 1 to land: its owner did and fenced the proxies before handing it
+        // over, and a proxy fence anywhere on the causality path from the copy to the read
+        // orders them (PTX memory model). A wait of its own cost 1-2 % (results
+        // 2026-12-02-h200-handoff).
         if constexpr (kTheirs) {
           if (__any_sync(0xffffffffu, moved)) rescale_out(out_acc, factor);
         }
@@ -676,10 +723,15 @@ LaunchStatus launch_variant(const DecodeParams& params, const LaunchPlan& plan, 
     return {.error = cudaErrorNoKernelImageForDevice, .refusal = LaunchRefusal::kCannotRunHere};
   }
   using T = Traits<kBlockT, kStages>;
+  const auto with_tile_map = [&params](const DecodeArgs& args) {
+    WgmmaArgs kernel_args{.kv_tile_map = {}, .decode = args, .tiles_by_tma = false};
+    kernel_args.tiles_by_tma = encode_kv_tile_map(params, kBlockT, &kernel_args.kv_tile_map);
+    return kernel_args;
+  };
   return launch_decode<decode_kernel<kBlockT, kStages, false>,
                        decode_kernel<kBlockT, kStages, true>>(
       kBlockH, kThreads, plan_smem(T::kShape, params.d_qk).total_bytes, params, plan, workspace,
-      stream);
+      stream, with_tile_map);
 }
 
 template <int kBlockT, int kStages>

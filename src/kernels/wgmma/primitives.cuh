@@ -1,9 +1,10 @@
 #pragma once
 // The Hopper (sm_90a) instructions the wgmma family adds to the portable primitives, one thin
 // wrapper each: warpgroup MMA from shared-memory descriptors (and with A from registers), its
-// fence / commit / wait, the proxy fence that makes cp.async data visible to it, and the
-// mbarriers. Compiled for sm_90a (the family's kernel bodies are guarded by
-// MLALAB_WGMMA_AVAILABLE), the proxy fence and mbarriers for any sm_90 or later.
+// fence / commit / wait, the proxy fence that makes cp.async data visible to it, the
+// mbarriers and the tensor memory accelerator's tile copy. Compiled for sm_90a (the family's
+// kernel bodies are guarded by MLALAB_WGMMA_AVAILABLE), the proxy fence, mbarriers and TMA for
+// any sm_90 or later.
 #include <cstdint>
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -75,6 +76,27 @@ __device__ __forceinline__ void mbarrier_arrive_on_copies(std::uint32_t barrier)
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(barrier)
                : "memory");
 }
+// Adds `bytes` to what the barrier's current phase waits for: the bytes a TMA copy will
+// complete on it (no arrival).
+__device__ __forceinline__ void mbarrier_expect_tx(std::uint32_t barrier, int bytes) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(barrier),
+               "r"(bytes)
+               : "memory");
+}
+// One box of a four-dimensional tensor map (a __grid_constant__ parameter), at coordinates
+// c0..c3, into shared memory at `destination`; its bytes complete on `barrier`.
+__device__ __forceinline__ void tma_load_4d(std::uint32_t destination, const void* map, int c0,
+                                            int c1, int c2, int c3, std::uint32_t barrier) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(destination),
+      "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(barrier)
+      : "memory");
+}
+// Fetches a tensor map into the cache its copies read it from, ahead of the first copy.
+__device__ __forceinline__ void prefetch_tensor_map(const void* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(map) : "memory");
+}
 __device__ __forceinline__ void mbarrier_wait(std::uint32_t barrier, int parity) {
   asm volatile(
       "{\n.reg .pred done;\n"
@@ -111,7 +133,10 @@ __device__ __forceinline__ void sync_copy_threads() {
 
 // A one-way hand-off between two warps (the seesaw schedule, decode.cuh) on named barrier
 // `id` (3 to 10): the producer's shared-memory writes before its arrive are visible to the
-// consumer after its sync; the producer does not wait.
+// consumer after its sync (bar.arrive synchronizes with bar.sync, PTX memory model); the
+// producer does not wait. compute-sanitizer's racecheck does not see that order and reports
+// the hand-off's buffers; a bar.sync on both sides silences it and costs 4-5 % (results
+// 2026-12-02-h200-handoff).
 __device__ __forceinline__ void hand_off_arrive(int id) {
   asm volatile("bar.arrive %0, 64;\n" ::"r"(id) : "memory");
 }
