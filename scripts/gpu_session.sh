@@ -6,11 +6,12 @@
 # most 8 files).
 #
 #   scripts/gpu_session.sh BUILD_DIR OUT_DIR [stage ...]
-# stages: info configs tests bench sanitize ab python triton peers (default: the first six, in
-# that order: the figures first, the slow sanitizer and the long A/B runs last). python installs
-# the Python package into the machine's Python (pip --no-build-isolation, MLALAB_VARIANTS /
-# MLALAB_CUDA_ARCHS as for pip) and runs python/tests; triton (after python) runs
-# experiments/python-path.toml (the Python path against the kernel path, one kernel) and
+# stages: info configs tests bench sanitize ab targets python triton peers (default: the first
+# six, in that order: the figures first, the slow sanitizer and the long A/B runs last).
+# targets runs bench/targets/hopper_targets.py (issue 12's targets, judged: OUT_DIR/targets/);
+# python installs the Python package into the machine's Python (pip --no-build-isolation,
+# MLALAB_VARIANTS / MLALAB_CUDA_ARCHS as for pip) and runs python/tests; triton (after python)
+# runs experiments/python-path.toml (the Python path against the kernel path, one kernel) and
 # experiments/triton-occupancy.toml, whose Triton arms are Python arms of that Python; peers
 # (after python) runs bench/peers/peer_table.py, whose peers must be importable (FlashInfer:
 # carry its wheel).
@@ -92,6 +93,9 @@ for stage in "${stages[@]}"; do
         fingerprint=$(ls -d "$out/ab/$name"-*/ 2>/dev/null | tail -n 1)fingerprint.json
         run "verify_$name" "$mlalab" verify "$fingerprint" --experiment "$experiment"
       done
+      ;;
+    targets)
+      run targets python3 bench/targets/hopper_targets.py --mlalab "$mlalab" --out "$out/targets"
       ;;
     python)
       run python_install python3 -m pip install --no-build-isolation --no-index .
