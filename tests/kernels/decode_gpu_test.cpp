@@ -94,6 +94,10 @@ std::vector<CaseSpec> sweep_cases() {
       every_split);
   add("b3_h64_p64", {.batch = 3, .num_heads = 64, .seq_lens = {65, 0, 1000}, .page_size = 64},
       every_split);
+  // Pages exactly one 32-token tile long: the wgmma family's t32 tiles each one TMA box of a
+  // page, its t64 tiles by cp.async across two pages.
+  add("b3_h64_p32", {.batch = 3, .num_heads = 64, .seq_lens = {32, 97, 1000}, .page_size = 32},
+      every_split);
   add("b3_h128_long_p64",
       {.batch = 3, .num_heads = 128, .seq_lens = {4097, 1, 1000}, .page_size = 64,
        .with_sinks = true},

@@ -235,8 +235,9 @@ __global__ void __launch_bounds__(kThreads, 1)
           if (tma_issuer) {
             const int page = next_page;
             next_page = tile_page(step + 1);
-            // A page out of range (validation refuses one) reads nothing: its box lies
-            // outside the map and lands as zeros.
+            // A page out of range (the launch does not read the page table; the host-side
+            // checks refuse one) reads nothing: its box lies outside the map and lands as
+            // zeros, its bytes still counted.
             const bool page_valid =
                 static_cast<unsigned>(page) < static_cast<unsigned>(p.num_pages);
             // The stage's last writer may have been cp.async (the generic proxy).
@@ -250,7 +251,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           copy_tile_async<kBlockT>(tile, p.d_qk, p.kv_cache, sources);
         }
         // Counts this thread's cp.async copies since its last arrival (q's, with a part's
-        // first tile); the TMA copy's bytes are counted by the expect_tx before it.
+        // first tile). The issuing thread's expect_tx precedes its own arrival, so the phase
+        // cannot complete before the TMA copy's bytes have landed.
         mbarrier_arrive_on_copies(tile_landed + stage * 8);
       }
     };
