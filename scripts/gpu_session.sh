@@ -8,7 +8,8 @@
 #   scripts/gpu_session.sh BUILD_DIR OUT_DIR [stage ...]
 # stages: info configs tests bench sanitize ab targets python triton peers (default: the first
 # six, in that order: the figures first, the slow sanitizer and the long A/B runs last).
-# targets runs bench/targets/hopper_targets.py (issue 12's targets, judged: OUT_DIR/targets/);
+# targets runs bench/targets/hopper_targets.py (issue 12's targets, judged: OUT_DIR/targets/;
+# after peers, the peer table's target too);
 # python installs the Python package into the machine's Python (pip --no-build-isolation,
 # MLALAB_VARIANTS / MLALAB_CUDA_ARCHS as for pip) and runs python/tests; triton (after python)
 # runs experiments/python-path.toml (the Python path against the kernel path, one kernel) and
@@ -95,7 +96,8 @@ for stage in "${stages[@]}"; do
       done
       ;;
     targets)
-      run targets python3 bench/targets/hopper_targets.py --mlalab "$mlalab" --out "$out/targets"
+      run targets python3 bench/targets/hopper_targets.py --mlalab "$mlalab" --out "$out/targets" \
+        --peers "$out/peers.json"
       ;;
     python)
       run python_install python3 -m pip install --no-build-isolation --no-index .

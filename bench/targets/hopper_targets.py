@@ -14,12 +14,15 @@ target missed here may still be met by a variant not timed.
 The targets (V3 layout, page 64, every sequence L tokens, pages scattered, unless said):
 bandwidth and latency at H = 16, TFLOP/s at H = 128, the V4 layout at V3's rate, page 1
 within 15 % of page 64 for the wgmma family, and mixed lengths (uniform in 1,024-8,192)
-within 10 % of equal lengths per token. The peer-table target is bench/peers/peer_table.py's.
+within 10 % of equal lengths per token; and, given bench/peers/peer_table.py's JSON (--peers,
+or DIR/peers.json), the peer table: a geometric mean of the best peer's time over mlalab's
+≥ 1.1 over its shapes, and no shape below 0.95.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import pathlib
 import subprocess
 import sys
@@ -31,6 +34,7 @@ MIXED_CONTEXT, MIXED_FRACTION, MIXED_MEAN = 8192, 0.125, 4608
 V4_TOLERANCE = 0.95      # "the same bandwidth and TFLOP/s": at least 95 % of V3's
 PAGE1_TOLERANCE = 1.15   # page 1 at most 15 % slower than page 64
 MIXED_TOLERANCE = 1.10   # mixed lengths at most 10 % slower per token than equal ones
+PEER_MEAN, PEER_FLOOR = 1.1, 0.95  # the best peer's time over mlalab's: mean, every shape
 
 # name → `mlalab bench` arguments (the variants are added).
 RUNS: dict[str, list[str]] = {
@@ -82,7 +86,9 @@ def load_rows(out: pathlib.Path) -> tuple[list[dict], list[float], set[str]]:
         if environment.get("commit"):
             commits.add(environment["commit"])
         for row in document.get("rows", []):
-            rows.append({**row, "run": path.stem, "lengths": document.get("lengths", "equal")})
+            if "variant" in row and "us" in row:  # a bench row (not a peer table's)
+                rows.append({**row, "run": path.stem,
+                             "lengths": document.get("lengths", "equal")})
     return rows, reads, commits
 
 
@@ -111,7 +117,24 @@ def described(row: dict) -> str:
     return f"{row['variant']}, {split}"
 
 
-def judge(rows: list[dict]) -> list[dict]:
+def peer_ratios(path: pathlib.Path) -> Optional[list[float]]:
+    """Per shape of a peer table, the best peer's time over mlalab's (None: no such file)."""
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    ratios = []
+    for row in document.get("rows", []):
+        results = row.get("results", {})
+        mine = results.get("mlalab", {}).get("us")
+        peers = [result["us"] for name, result in results.items()
+                 if name != "mlalab" and result.get("us")]
+        if mine and peers:
+            ratios.append(min(peers) / mine)
+    return ratios
+
+
+def judge(rows: list[dict], peers: Optional[list[float]] = None) -> list[dict]:
     """One entry per target: target, measured, variant, status (met / missed / not measured)."""
     results = []
 
@@ -163,6 +186,15 @@ def judge(rows: list[dict]) -> list[dict]:
             measured = f"{mixed_ns:.2f} against {equal_ns:.2f} ns/token ({ratio - 1:+.1%})"
         add(f"mixed lengths (1,024-8,192) within {MIXED_TOLERANCE - 1:.0%} of equal per token, "
             f"H = {heads}, B = 64", measured, mixed, ratio and ratio <= MIXED_TOLERANCE)
+
+    mean = math.exp(sum(map(math.log, peers)) / len(peers)) if peers else None
+    results.append({
+        "target": f"peer table: geometric mean ≥ {PEER_MEAN}×, no shape below {PEER_FLOOR}×",
+        "measured": (f"{mean:.2f}× over {len(peers)} shapes, lowest {min(peers):.2f}×"
+                     if mean else "—"),
+        "variant": "mlalab's dispatch (peer_table.py)" if mean else "—",
+        "status": ("not measured" if mean is None
+                   else "met" if mean >= PEER_MEAN and min(peers) >= PEER_FLOOR else "missed")})
     return results
 
 
@@ -188,6 +220,8 @@ def main() -> int:
     action.add_argument("--mlalab", help="the mlalab binary: run the benches into --out")
     action.add_argument("--judge", metavar="DIR", help="judge the bench JSON already in DIR")
     parser.add_argument("--out", help="with --mlalab: the folder for the JSON, logs and table")
+    parser.add_argument("--peers", metavar="FILE",
+                        help="bench/peers/peer_table.py's JSON (default: DIR/peers.json)")
     parser.add_argument("--variants", default=DEFAULT_VARIANTS, metavar="LIST",
                         help=f"variants to time, comma-separated; default: {DEFAULT_VARIANTS}")
     args = parser.parse_args()
@@ -200,7 +234,8 @@ def main() -> int:
     elif not out.is_dir():
         parser.error(f"--judge {out}: no such folder")
     rows, reads, commits = load_rows(out)
-    results = judge(rows)
+    results = judge(rows, peer_ratios(pathlib.Path(args.peers) if args.peers
+                                      else out / "peers.json"))
     table = markdown(results, reads, commits)
     (out / "targets.md").write_text(table)
     (out / "targets.json").write_text(json.dumps(

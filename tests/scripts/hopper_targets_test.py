@@ -100,7 +100,30 @@ class Judge(unittest.TestCase):
         self.assertTrue(all(result["status"] == "not measured" for result in results.values()))
         self.assertEqual(reads, [])
         table = hopper_targets.markdown(list(results.values()), reads, set())
-        self.assertIn("0 of 16 met; 16 not measured.", table)
+        self.assertIn("0 of 17 met; 17 not measured.", table)
+
+    def test_the_peer_table_by_the_best_peer_of_each_shape(self):
+        def shape(mlalab_us, **peer_us):
+            return {"results": {"mlalab": {"us": mlalab_us},
+                                **{name: {"us": us} for name, us in peer_us.items()}}}
+        path = self.folder / "peers.json"
+        path.write_text(json.dumps({"rows": [
+            shape(10.0, flashinfer=13.0, other=12.0),   # best peer 12: 1.2
+            shape(10.0, flashinfer=12.0),               # 1.2
+            shape(10.0, flashinfer=None),               # no peer time: left out
+        ]}))
+        ratios = hopper_targets.peer_ratios(path)
+        self.assertEqual(ratios, [1.2, 1.2])
+        # The peer table's own rows are not bench rows.
+        rows, _, _ = hopper_targets.load_rows(self.folder)
+        self.assertEqual(rows, [])
+        target = "peer table: geometric mean ≥ 1.1×, no shape below 0.95×"
+        self.assertEqual(by_target(hopper_targets.judge([], ratios))[target]["status"], "met")
+        # A mean above 1.1 with one shape below 0.95 misses.
+        missed = by_target(hopper_targets.judge([], [1.5, 1.5, 0.9]))[target]
+        self.assertEqual(missed["status"], "missed")
+        self.assertIn("lowest 0.90×", missed["measured"])
+        self.assertIsNone(hopper_targets.peer_ratios(self.folder / "none.json"))
 
 
 if __name__ == "__main__":
