@@ -4,8 +4,8 @@
     python3 bench/targets/hopper_targets.py --mlalab build/bin/mlalab --out DIR
     python3 bench/targets/hopper_targets.py --judge DIR
 
-The first form runs every `mlalab bench` the targets need (each writes DIR/NAME.json and
-DIR/NAME.log), then judges them; the second judges the JSON already in DIR (to re-check a
+The first form runs every `mlalab bench` the targets need on the CUDA backend (each writes
+DIR/NAME.json and DIR/NAME.log; without a usable GPU it stops at the first), then judges them; the second judges the JSON already in DIR (to re-check a
 committed result, or after a run was cut short). Judging writes DIR/targets.md (the table:
 each target, the best row that answers it, met / missed / not measured) and DIR/targets.json,
 and prints the table. Every target takes the fastest of the variants timed (--variants), so a
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import pathlib
 import subprocess
 import sys
@@ -58,12 +59,15 @@ def run_benches(mlalab: str, out: pathlib.Path, variants: str) -> None:
         heads = arguments[arguments.index("--heads") + 1].split(",")
         for head_count in heads:
             stem = name if len(heads) == 1 else f"{name}_h{head_count}"
-            call = [mlalab, "bench", *arguments, "--variant", variants,
+            call = [mlalab, "bench", *arguments, "--variant", variants, "--backend", "cuda",
                     "--json", str(out / f"{stem}.json")]
             call[call.index("--heads") + 1] = head_count
             print(f"hopper_targets: {' '.join(call[1:])}", flush=True)
             with open(out / f"{stem}.log", "w") as log:
                 status = subprocess.run(call, stdout=log, stderr=subprocess.STDOUT).returncode
+            if status == 2:  # a usage error, or no usable GPU: every other run would fail too
+                raise SystemExit(f"hopper_targets: {stem} stopped before timing anything: "
+                                 f"{(out / f'{stem}.log').read_text().strip()[-400:]}")
             if status != 0:
                 print(f"hopper_targets: {stem} exited with {status} (see {stem}.log); its "
                       "valid rows still count", flush=True)
@@ -227,6 +231,11 @@ def main() -> int:
     args = parser.parse_args()
     if args.mlalab and not args.out:
         parser.error("--mlalab needs --out DIR")
+    if args.mlalab and not (os.path.isfile(args.mlalab) and os.access(args.mlalab, os.X_OK)):
+        parser.error(f"--mlalab {args.mlalab}: not an executable file (build it first: "
+                     "MLALAB_CUDA_ARCHS=90a bash scripts/build.sh)")
+    if args.out and pathlib.Path(args.out).exists() and not pathlib.Path(args.out).is_dir():
+        parser.error(f"--out {args.out}: exists and is not a folder")
     out = pathlib.Path(args.out or args.judge)
     if args.mlalab:
         out.mkdir(parents=True, exist_ok=True)
