@@ -5,11 +5,12 @@
     python3 bench/targets/hopper_targets.py --judge DIR
 
 The first form runs every `mlalab bench` the targets need on the CUDA backend (each writes
-DIR/NAME.json and DIR/NAME.log; without a usable GPU it stops at the first), then judges them; the second judges the JSON already in DIR (to re-check a
-committed result, or after a run was cut short). Judging writes DIR/targets.md (the table:
-each target, the best row that answers it, met / missed / not measured) and DIR/targets.json,
-and prints the table. Every target takes the fastest of the variants timed (--variants), so a
-target missed here may still be met by a variant not timed.
+DIR/NAME.json and DIR/NAME.log; without a usable GPU it stops at the first), then judges them;
+the second judges the JSON already in DIR (to re-check a committed result, or after a run was
+cut short). Judging writes DIR/targets.md (the table: each target, the best row that answers
+it, met / missed / not measured) and DIR/targets.json, and prints the table. Every target
+takes the fastest of the variants timed (--variants), so a target missed here may still be met
+by a variant not timed.
 
 The targets (V3 layout, page 64, every sequence L tokens, pages scattered, unless said):
 bandwidth and latency at H = 16, TFLOP/s at H = 128, the V4 layout at V3's rate, page 1
