@@ -157,11 +157,7 @@ __global__ void copy_page_kernel(const __grid_constant__ CUtensorMap map, int ra
             "l"(&map), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(barrier)
             : "memory");
       } else {
-        asm volatile(
-            "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
-            " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(destination),
-            "l"(&map), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(barrier)
-            : "memory");
+        kernels::wgmma::tma_load_4d(destination, &map, c[0], c[1], c[2], c[3], barrier);
       }
     }
   }

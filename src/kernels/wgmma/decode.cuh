@@ -287,8 +287,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int k_steps = p.d_qk / 16;
 
   int ring_tile = 0;  // as the copy warpgroup counts
-  // Tile `ring_index` of the ring has landed. cp.async wrote it through the generic proxy and
-  // the tensor cores read it through the async proxy, hence the fence.
+  // Tile `ring_index` of the ring has landed. Partial tiles (and q) come by cp.async, through
+  // the generic proxy, and the tensor cores read through the async proxy, hence the fence.
   const auto wait_tile_landed = [&](int ring_index) {
     mbarrier_wait(tile_landed + ring_index % kStages * 8, ring_index / kStages % 2);
     fence_async_proxy();
