@@ -22,7 +22,7 @@
 
 #include "bench/cuda_raii.h"
 #include "bench/require_gpu.h"
-#include "kernels/wgmma/kv_tensor_map.h"
+#include "kernels/wgmma/tensor_maps.h"
 #include "kernels/wgmma/primitives.cuh"
 
 namespace mlalab {

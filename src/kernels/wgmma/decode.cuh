@@ -31,7 +31,7 @@
 #include "kernels/decode_common.cuh"
 #include "kernels/portable/primitives.cuh"
 #include "kernels/wgmma/kernel.h"
-#include "kernels/wgmma/kv_tensor_map.h"
+#include "kernels/wgmma/tensor_maps.h"
 #include "kernels/wgmma/primitives.cuh"
 #include "kernels/wgmma/traits.h"
 
@@ -124,12 +124,14 @@ __device__ __forceinline__ void copy_tile_async(
   }
 }
 
-// The family's kernel parameter: DecodeArgs and, where the call allows one, the KV cache as a
-// tensor map whose box is one tile (kv_tensor_map.h).
+// The family's kernel parameter: DecodeArgs and, where the call allows them, the KV cache and
+// q as tensor maps whose box is one tile (tensor_maps.h).
 struct WgmmaArgs {
-  CUtensorMap kv_tile_map;  // first: TMA wants the map 64-byte aligned
+  CUtensorMap kv_tile_map;  // first: TMA wants the maps 64-byte aligned
+  CUtensorMap q_tile_map;
   DecodeArgs decode;
   bool tiles_by_tma;  // false: every tile by cp.async
+  bool q_by_tma;      // false: q by cp.async
 };
 
 template <int kBlockT, int kStages, bool kBalanced>
@@ -183,6 +185,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbarrier_init(tile_landed + stage * 8, kCopyThreads);
       mbarrier_init(stage_free + stage * 8, kWarps);
     }
+    // The TMA copies complete their bytes on tile_landed through the async proxy.
+    fence_async_proxy();
   }
   __syncthreads();
   const int lane = threadIdx.x % 32;
@@ -191,20 +195,31 @@ __global__ void __launch_bounds__(kThreads, 1)
   // `ring_tile` counts the tiles of every part so far: the ring's position and barrier phase.
   if (threadIdx.x >= kMmaThreads) {
     release_registers<kCopyRegisters>();
-    const bool tma_issuer = kernel_args.tiles_by_tma && threadIdx.x == kMmaThreads;
-    // Short parts (batch 1: a few tiles each) would otherwise wait for the map's fetch.
-    if (tma_issuer) prefetch_tensor_map(&kernel_args.kv_tile_map);
+    const bool tma_issuer = threadIdx.x == kMmaThreads;
+    // Short parts (batch 1: a few tiles each) would otherwise wait for the maps' fetch.
+    if (tma_issuer && kernel_args.tiles_by_tma) prefetch_tensor_map(&kernel_args.kv_tile_map);
+    if (tma_issuer && kernel_args.q_by_tma) prefetch_tensor_map(&kernel_args.q_tile_map);
     int ring_tile = 0;
     const auto copy_part = [&] {
       // q is replaced once the MMA warps are done with the previous part's last tile.
       if (ring_tile > 0) {
         mbarrier_wait(stage_free + (ring_tile - 1) % kStages * 8, (ring_tile - 1) / kStages % 2);
       }
-      constexpr int kQGroups = copy_groups_per_warp<kBlockH>();
-      const bf16* q_sources[kQGroups];
+      // q lands with the part's first tile, on its barrier.
+      if (kernel_args.q_by_tma) {
+        if (tma_issuer) {
+          const std::uint32_t first_tile_landed = tile_landed + ring_tile % kStages * 8;
+          mbarrier_expect_tx(first_tile_landed, plan.q_bytes);
+          tma_load_4d(q_tile, &kernel_args.q_tile_map, 0, work.head0, 0, work.batch,
+                      first_tile_landed);
+        }
+      } else {
+        constexpr int kQGroups = copy_groups_per_warp<kBlockH>();
+        const bf16* q_sources[kQGroups];
 #pragma unroll
-      for (int i = 0; i < kQGroups; ++i) q_sources[i] = work.q_row(p, copy_row(i));
-      copy_tile_async<kBlockH>(q_tile, p.d_qk, p.q, q_sources);  // lands with the first tile
+        for (int i = 0; i < kQGroups; ++i) q_sources[i] = work.q_row(p, copy_row(i));
+        copy_tile_async<kBlockH>(q_tile, p.d_qk, p.q, q_sources);
+      }
 
       constexpr int kKvGroups = copy_groups_per_warp<kBlockT>();
       KvRowLookahead<kBlockT, kKvGroups> kv_rows(args, work, copy_row(0),
@@ -233,26 +248,27 @@ __global__ void __launch_bounds__(kThreads, 1)
         // could hold NaN, and P·V multiplies them by a zero probability).
         if (kernel_args.tiles_by_tma && tile_token + kBlockT <= work.token_end) {
           if (tma_issuer) {
-            const int page = next_page;
-            next_page = tile_page(step + 1);
             // A page out of range (the launch does not read the page table; the host-side
             // checks refuse one) reads nothing: its box lies outside the map and lands as
             // zeros, its bytes still counted.
             const bool page_valid =
-                static_cast<unsigned>(page) < static_cast<unsigned>(p.num_pages);
-            // The stage's last writer may have been cp.async (the generic proxy).
-            fence_async_proxy();
+                static_cast<unsigned>(next_page) < static_cast<unsigned>(p.num_pages);
+            // No proxy fence here, though the stage's last writer may have been cp.async (the
+            // generic proxy): the MMA threads that waited for that tile fenced then
+            // (wait_tile_landed), and the stage is free only after their arrival, so a fence
+            // lies on the path from those writes to this one (PTX memory model).
             mbarrier_expect_tx(tile_landed + stage * 8, plan.kv_stage_bytes);
             tma_load_4d(tile, &kernel_args.kv_tile_map, 0,
                         tile_token & ((1 << args.page_shift) - 1), 0,
-                        page_valid ? page : p.num_pages, tile_landed + stage * 8);
+                        page_valid ? next_page : p.num_pages, tile_landed + stage * 8);
+            next_page = tile_page(step + 1);  // after the copy: its issue waits for nothing
           }
         } else {
           copy_tile_async<kBlockT>(tile, p.d_qk, p.kv_cache, sources);
         }
-        // Counts this thread's cp.async copies since its last arrival (q's, with a part's
-        // first tile). The issuing thread's expect_tx precedes its own arrival, so the phase
-        // cannot complete before the TMA copy's bytes have landed.
+        // Counts this thread's cp.async copies since its last arrival (q's too, with a part's
+        // first tile, where q goes by cp.async). The issuing thread's expect_tx precedes its
+        // own arrival, so the phase cannot complete before the TMA copies' bytes have landed.
         mbarrier_arrive_on_copies(tile_landed + stage * 8);
       }
     };
@@ -678,6 +694,11 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (warp_group == 0) {
           iteration.template operator()<kKSteps, false, true>(0);
           t = 2;
+        } else {
+          // q lands on tile 0's barrier, which group 1's first S (of tile 1) does not wait
+          // for: a TMA copy of q may land after tile 1's (a cp.async q did not, as its
+          // thread's arrival for tile 1 waited for all its earlier copies).
+          wait_tile_landed(first_tile);
         }
         for (; t < work.steps; t += 2) iteration.template operator()<kKSteps, true, true>(t);
         if (t - 1 < work.steps) iteration.template operator()<kKSteps, true, false>(t);
@@ -725,15 +746,17 @@ LaunchStatus launch_variant(const DecodeParams& params, const LaunchPlan& plan, 
     return {.error = cudaErrorNoKernelImageForDevice, .refusal = LaunchRefusal::kCannotRunHere};
   }
   using T = Traits<kBlockT, kStages>;
-  const auto with_tile_map = [&params](const DecodeArgs& args) {
-    WgmmaArgs kernel_args{.kv_tile_map = {}, .decode = args, .tiles_by_tma = false};
+  const auto with_tile_maps = [&params](const DecodeArgs& args) {
+    WgmmaArgs kernel_args{.kv_tile_map = {}, .q_tile_map = {}, .decode = args,
+                          .tiles_by_tma = false, .q_by_tma = false};
     kernel_args.tiles_by_tma = encode_kv_tile_map(params, kBlockT, &kernel_args.kv_tile_map);
+    kernel_args.q_by_tma = encode_q_tile_map(params, kBlockH, &kernel_args.q_tile_map);
     return kernel_args;
   };
   return launch_decode<decode_kernel<kBlockT, kStages, false>,
                        decode_kernel<kBlockT, kStages, true>>(
       kBlockH, kThreads, plan_smem(T::kShape, params.d_qk).total_bytes, params, plan, workspace,
-      stream, with_tile_map);
+      stream, with_tile_maps);
 }
 
 template <int kBlockT, int kStages>

@@ -5,9 +5,9 @@
 // The family is built for H = 128 (compute-bound): 64 heads per CTA (the M of one warpgroup
 // MMA) and two warpgroups that split every step's work in half — S = Q·Kᵀ by token columns,
 // O = P·V by d_v columns — so each thread keeps 128 fp32 accumulators of O. A third warpgroup
-// only copies: q and partial tiles by cp.async, whose issue stalls for as long as the memory
-// system is busy (warps of their own keep those stalls off the tensor cores' critical path),
-// and every whole KV tile with one TMA copy, which one thread issues (kv_tensor_map.h).
+// only copies: partial tiles by cp.async, whose issue stalls for as long as the memory system
+// is busy (warps of their own keep those stalls off the tensor cores' critical path), and q and
+// every whole KV tile with one TMA copy each, which one thread issues (tensor_maps.h).
 #include "core/kernel_config.h"
 #include "core/layout.h"
 #include "kernels/balanced_partition.h"
