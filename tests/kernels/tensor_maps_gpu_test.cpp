@@ -17,12 +17,9 @@ namespace {
 class WgmmaTensorMaps : public ::testing::Test {
  protected:
   void SetUp() override {
-    MLALAB_REQUIRE_GPU();
-    int device = 0, major = 0;
-    ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
-    ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
-              cudaSuccess);
-    if (major < 9) GTEST_SKIP() << "tensor maps need compute capability 9.0";
+    MLALAB_REQUIRE_COMPUTE_CAPABILITY(9, "a tensor map");
+    ASSERT_NE(kernels::wgmma::tensor_map_encoder(), nullptr)
+        << "the driver has no cuTensorMapEncodeTiled";
     // Encoding reads no memory: any 16-byte-aligned address will do.
     params_.batch = 3;
     params_.num_heads = 16;

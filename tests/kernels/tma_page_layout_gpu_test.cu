@@ -172,12 +172,7 @@ __global__ void copy_page_kernel(const __grid_constant__ CUtensorMap map, int ra
 class TmaPageLayout : public ::testing::TestWithParam<PageLayout> {};
 
 TEST_P(TmaPageLayout, OnePageLandsInTheLayoutsFormula) {
-  MLALAB_REQUIRE_GPU();
-  int device = 0, major = 0;
-  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
-  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
-            cudaSuccess);
-  if (major < 9) GTEST_SKIP() << "the tensor memory accelerator needs compute capability 9.0";
+  MLALAB_REQUIRE_COMPUTE_CAPABILITY(9, "the tensor memory accelerator");
   ASSERT_NE(kernels::wgmma::tensor_map_encoder(), nullptr)
       << "the driver has no cuTensorMapEncodeTiled";
 
