@@ -201,7 +201,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (tma_issuer && kernel_args.q_by_tma) prefetch_tensor_map(&kernel_args.q_tile_map);
     int ring_tile = 0;
     const auto copy_part = [&] {
-      // q is replaced once the MMA warps are done with the previous part's last tile.
+      // q is replaced once the MMA warps are done with the previous part's last tile. The wait
+      // also puts q's bytes on the right phase of the first tile's barrier: that tile's
+      // previous phase (ring_tile − kStages) completed before the MMA warps freed tile
+      // ring_tile − 1.
       if (ring_tile > 0) {
         mbarrier_wait(stage_free + (ring_tile - 1) % kStages * 8, (ring_tile - 1) / kStages % 2);
       }
@@ -261,7 +264,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             tma_load_4d(tile, &kernel_args.kv_tile_map, 0,
                         tile_token & ((1 << args.page_shift) - 1), 0,
                         page_valid ? next_page : p.num_pages, tile_landed + stage * 8);
-            next_page = tile_page(step + 1);  // after the copy: its issue waits for nothing
+            next_page = tile_page(step + 1);  // the next tile's, read a tile ahead
           }
         } else {
           copy_tile_async<kBlockT>(tile, p.d_qk, p.kv_cache, sources);
@@ -303,8 +306,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int k_steps = p.d_qk / 16;
 
   int ring_tile = 0;  // as the copy warpgroup counts
-  // Tile `ring_index` of the ring has landed. Partial tiles (and q) come by cp.async, through
-  // the generic proxy, and the tensor cores read through the async proxy, hence the fence.
+  // Tile `ring_index` of the ring has landed. Partial tiles (and q, where no tensor map could
+  // be encoded) come by cp.async, through the generic proxy, and the tensor cores read
+  // through the async proxy, hence the fence; it also orders those writes before the next TMA
+  // copy into the stage, whose issuer no longer fences.
   const auto wait_tile_landed = [&](int ring_index) {
     mbarrier_wait(tile_landed + ring_index % kStages * 8, ring_index / kStages % 2);
     fence_async_proxy();

@@ -55,8 +55,10 @@ __device__ __forceinline__ void wait_group() {
 // The proxy fence and the mbarriers are sm_90's, not only sm_90a's (the TMA layout test uses
 // them on any GPU of compute capability 9.0 or later).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-// cp.async writes shared memory through the generic proxy, wgmma reads it through the async
-// proxy: each writer fences before the barrier that publishes the tile.
+// cp.async writes shared memory through the generic proxy, wgmma and TMA read and write it
+// through the async proxy: a reader fences after the barrier wait that publishes the tile
+// (decode.cuh, wait_tile_landed), which also orders those writes before a later TMA copy into
+// the same buffer.
 __device__ __forceinline__ void fence_async_proxy() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }

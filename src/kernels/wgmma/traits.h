@@ -7,7 +7,8 @@
 // O = P·V by d_v columns — so each thread keeps 128 fp32 accumulators of O. A third warpgroup
 // only copies: partial tiles by cp.async, whose issue stalls for as long as the memory system
 // is busy (warps of their own keep those stalls off the tensor cores' critical path), and q and
-// every whole KV tile with one TMA copy each, which one thread issues (tensor_maps.h).
+// every whole KV tile with one TMA copy each, which one thread issues (tensor_maps.h; where
+// the driver cannot encode a map, those copies fall back to cp.async).
 #include "core/kernel_config.h"
 #include "core/layout.h"
 #include "kernels/balanced_partition.h"
