@@ -5,8 +5,10 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
-#include <cstdint>
+#include <cstddef>
+#include <optional>
 
+#include "bench/cuda_raii.h"
 #include "bench/require_gpu.h"
 #include "core/decode_params.h"
 #include "kernels/wgmma/tensor_maps.h"
@@ -20,7 +22,6 @@ class WgmmaTensorMaps : public ::testing::Test {
     MLALAB_REQUIRE_COMPUTE_CAPABILITY(9, "a tensor map");
     ASSERT_NE(kernels::wgmma::tensor_map_encoder(), nullptr)
         << "the driver has no cuTensorMapEncodeTiled";
-    // Encoding reads no memory: any 16-byte-aligned address will do.
     params_.batch = 3;
     params_.num_heads = 16;
     params_.d_qk = 576;
@@ -29,9 +30,15 @@ class WgmmaTensorMaps : public ::testing::Test {
     params_.num_pages = 12;
     params_.max_pages_per_seq = 4;
     set_contiguous_strides(params_);
-    params_.q = reinterpret_cast<const bf16*>(std::uintptr_t{1} << 20);
-    params_.kv_cache = reinterpret_cast<const bf16*>(std::uintptr_t{1} << 24);
+    // Encoding reads no memory, but the driver encodes in the current context, which the
+    // allocations create (a test run alone has no other).
+    q_.emplace(static_cast<std::size_t>(params_.batch) * 17 * params_.d_qk);
+    kv_cache_.emplace(static_cast<std::size_t>(params_.num_pages) * params_.page_size *
+                      params_.d_qk);
+    params_.q = q_->data();
+    params_.kv_cache = kv_cache_->data();
   }
+  std::optional<bench::DeviceBuffer<bf16>> q_, kv_cache_;  // 17 heads: the largest H below
   DecodeParams params_;
   CUtensorMap map_{};
 };
@@ -55,7 +62,7 @@ TEST_F(WgmmaTensorMaps, StridesTmaCannotExpressAreRefused) {
   params_.q_head_stride = params_.d_qk + 4;  // 1,160 bytes: not a multiple of 16
   params_.q_batch_stride = 16 * params_.q_head_stride;
   EXPECT_FALSE(kernels::wgmma::encode_q_tile_map(params_, 64, &map_));
-  params_.q = reinterpret_cast<const bf16*>((std::uintptr_t{1} << 20) + 8);
+  params_.q = q_->data() + 4;  // 8 bytes past a 16-byte boundary
   params_.q_head_stride = params_.d_qk;
   params_.q_batch_stride = 16 * params_.d_qk;
   EXPECT_FALSE(kernels::wgmma::encode_q_tile_map(params_, 64, &map_));
