@@ -1,8 +1,9 @@
 # The one list of compiled kernel variants.
 #
 # The portable family is the product of the four knob axes below, minus one excluded corner.
-# The wgmma family (Hopper only: built when MLALAB_CUDA_ARCHS has 90a) always has 64 heads
-# per CTA and 8 warps (two warpgroups); its knobs are block_t and stages.
+# The wgmma family (Hopper only: built when MLALAB_CUDA_ARCHS has 90a) has 64 heads per CTA
+# and 8 warps (two warpgroups), its knobs block_t and stages, and a swapped kernel for up to
+# 16 heads (one warpgroup, 64-token tiles), its knob stages.
 # From this list the build generates (a) one tiny instantiation unit per variant, so variants
 # compile in parallel and a build can select a subset, and (b) variant_table.inc, the runtime
 # table that the CLI, the tuner and the tests iterate (src/kernels/registry.cpp).
@@ -22,6 +23,9 @@ set(MLALAB_EXCLUDED_VARIANTS_REGEX "^h64_t[0-9]+_w4_")
 set(MLALAB_WGMMA_BLOCK_T_AXIS 32 64)
 # At least two stages: a step refills the stage its predecessor read while it computes.
 set(MLALAB_WGMMA_STAGES_AXIS 2 3 4)
+# The swapped kernel (16 heads, 64-token tiles, one MMA warpgroup; src/kernels/wgmma/
+# swapped.cuh): its only knob is stages. Three 72 KB V3 tiles do not fit beside q; V4's do.
+set(MLALAB_WGMMA_SWAPPED_STAGES_AXIS 2 3)
 
 set(MLALAB_VARIANTS ".*" CACHE STRING "Regex selecting which kernel variants to compile")
 
@@ -64,6 +68,11 @@ function(mlalab_generate_variants out_sources)
                            "MLALAB_INSTANTIATE_WGMMA(${block_t}, ${stages})"
                            "MLALAB_WGMMA_VARIANT(${block_t}, ${stages})")
       endforeach()
+    endforeach()
+    foreach(stages IN LISTS MLALAB_WGMMA_SWAPPED_STAGES_AXIS)
+      mlalab_add_variant("wgmma_h16_t64_w4_s${stages}" "kernels/wgmma/swapped.cuh"
+                         "MLALAB_INSTANTIATE_WGMMA_SWAPPED(${stages})"
+                         "MLALAB_WGMMA_SWAPPED_VARIANT(${stages})")
     endforeach()
   endif()
   if(NOT sources)

@@ -30,7 +30,8 @@ import subprocess
 import sys
 from typing import Callable, Optional
 
-DEFAULT_VARIANTS = "h16_t16_w4_s2,h16_t32_w4_s2,wgmma_h64_t32_w8_s4,wgmma_h64_t64_w8_s2"
+DEFAULT_VARIANTS = ("h16_t16_w4_s2,h16_t32_w4_s2,wgmma_h64_t32_w8_s4,wgmma_h64_t64_w8_s2,"
+                    "wgmma_h16_t64_w4_s2,wgmma_h16_t64_w4_s3")
 # Equal lengths with the same tokens as lengths uniform in [1,024, 8,192]: their mean.
 MIXED_CONTEXT, MIXED_FRACTION, MIXED_MEAN = 8192, 0.125, 4608
 V4_TOLERANCE = 0.95      # "the same bandwidth and TFLOP/s": at least 95 % of V3's

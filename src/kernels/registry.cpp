@@ -39,6 +39,13 @@ Variant make_variant(const VariantShape& shape, VariantHandles handles) {
                             .warps = wgmma::kWarps,                                          \
                             .stages = kStages},                                              \
                wgmma::variant_handles<kBlockT, kStages>()),
+#define MLALAB_WGMMA_SWAPPED_VARIANT(kStages)                                                \
+  make_variant(VariantShape{.family = KernelFamily::kWgmma,                                  \
+                            .block_h = wgmma::kSwappedBlockH,                                \
+                            .block_t = wgmma::kSwappedBlockT,                                \
+                            .warps = wgmma::kSwappedWarps,                                   \
+                            .stages = kStages},                                              \
+               wgmma::swapped_variant_handles<kStages>()),
 
 const std::vector<Variant>& table() {
   static const std::vector<Variant> variants = {
@@ -49,6 +56,7 @@ const std::vector<Variant>& table() {
 
 #undef MLALAB_PORTABLE_VARIANT
 #undef MLALAB_WGMMA_VARIANT
+#undef MLALAB_WGMMA_SWAPPED_VARIANT
 
 }  // namespace
 

@@ -45,7 +45,7 @@ std::string_view cpu_backend_code_hash();
 
 // Threads per CTA of a variant: its MMA warps, and the wgmma family's copy warp.
 constexpr int threads_of(const VariantShape& shape) {
-  return shape.family == KernelFamily::kWgmma ? wgmma::kThreads : shape.warps * 32;
+  return shape.family == KernelFamily::kWgmma ? wgmma::threads_of(shape) : shape.warps * 32;
 }
 
 // Resident CTAs per SM for the variant's split kernel (or its balanced kernel) at the layout's

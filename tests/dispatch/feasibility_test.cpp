@@ -103,6 +103,31 @@ TEST(PlannedUsage, WgmmaFamilyPlanAndArchitecture) {
             "needs sm_90a (wgmma), this GPU is sm_120");
 }
 
+// The swapped wgmma kernel's plan (16 heads, 64-token tiles, one MMA warpgroup): q of 16 rows,
+// Pᵀ as one unpadded span (16 heads × 64 tokens), a float per MMA warp and head, barriers and
+// cursors as above.
+//   wgmma_h16_t64_w4_s2, V3: 16 × 576 × 2 + 2 × 64 × 576 × 2 + 16 × 64 × 2 + 4 × 16 × 4 + 2 × 2 × 8
+//                            + 2 × 16
+//                          = 18,432 + 147,456 + 2,048 + 256 + 32 + 32 = 168,256.
+//   wgmma_h16_t64_w4_s3, V3: + 73,728 + 16 = 242,000: over the H200's 232,448, so three stages
+//                            are pruned there; V4 (512-wide rows): 16,384 + 196,608 + 2,048 +
+//                            256 + 48 + 32 = 215,376 fits. Threads: 4 MMA warps and a copy
+//                            warpgroup.
+TEST(PlannedUsage, WgmmaSwappedPlanThreeStagesFitV4Only) {
+  const auto swapped = [](int stages) {
+    return VariantShape{.family = KernelFamily::kWgmma,
+                        .block_h = 16, .block_t = 64, .warps = 4, .stages = stages};
+  };
+  EXPECT_EQ(planned_usage(swapped(2), kV3Dqk).smem_bytes, 168256);
+  EXPECT_EQ(planned_usage(swapped(2), kV3Dqk).threads, 256);
+  const auto v3 = judge(planned_usage(swapped(3), kV3Dqk), std::nullopt, kH200Optin);
+  EXPECT_FALSE(v3.feasible);
+  EXPECT_EQ(v3.reason, "needs 242,000 B of shared memory, limit 232,448 B (requested limit)");
+  const auto v4 = planned_usage(swapped(3), dims_of(Layout::kV4).d_qk);
+  EXPECT_EQ(v4.smem_bytes, 215376);
+  EXPECT_TRUE(judge(v4, std::nullopt, kH200Optin).feasible);
+}
+
 // The study's pruning: under consumer Blackwell's 99 KiB, 32-token tiles need more than the
 // limit once they are pipelined (two or three stages); a single stage fits.
 TEST(Judge, ThreeStagesOf32TokensExceedConsumerBlackwell) {

@@ -6,9 +6,7 @@
 //
 // Per part of a CTA's work (its split, or each sequence whose steps its balanced share holds),
 // a copy warpgroup loads the 64 query rows, then every block_t-token KV tile of the part into a
-// ring of `stages` shared-memory stages (a whole tile with one TMA copy where the pages hold
-// whole tiles, else cp.async per 16 bytes; mbarriers say when a tile has landed and when a
-// stage is free again; the ring runs on across parts). The two MMA warpgroups share the tiles
+// ring of `stages` shared-memory stages (tile_copies.cuh). The two MMA warpgroups share the tiles
 // in one of two schedules (traits.h, uses_seesaw), and each accumulates O over its d_v columns
 // [256·g, 256·g + 256), A = P from registers, B = the tile read as V, transposed.
 //
@@ -31,15 +29,12 @@
 #include "kernels/decode_common.cuh"
 #include "kernels/portable/primitives.cuh"
 #include "kernels/wgmma/kernel.h"
-#include "kernels/wgmma/tensor_maps.h"
 #include "kernels/wgmma/primitives.cuh"
+#include "kernels/wgmma/tile_copies.cuh"
 #include "kernels/wgmma/traits.h"
 
 namespace mlalab::kernels::wgmma {
 
-using portable::cp_async_16;
-using portable::cp_async_commit;
-using portable::cp_async_wait;
 using portable::ldmatrix_x4;
 using portable::pack_bf16x2;
 using portable::smem_address;
@@ -69,70 +64,12 @@ struct Traits {
   static constexpr int kProbRow = prob_row_elems(kBlockT);
 };
 
-// How far (base 2) a step's maximum may pass the running one before the running one moves.
-constexpr float kMaxGrowthLog2 = 8.0f;
-
 constexpr int kKStepBytes = 16 * 2;  // 16 columns of d_qk: a quarter of a span
 constexpr int kKStepsPerSpan = kSpanElems / 16;
 // k-steps of S = Q·Kᵀ: 32 in V4 (d_qk 512), 36 in V3 (576); the family supports exactly these.
 constexpr int kCommonKSteps = dims_of(Layout::kV4).d_qk / 16;
 constexpr int kMaxKSteps = dims_of(Layout::kV3).d_qk / 16;
 static_assert(kCommonKSteps <= kMaxKSteps);
-
-// The copy warpgroup's share of a tile: copy warp w takes the 8-row groups w, w + 4, ...;
-// in each, lane l copies row 8g + l % 8, chunks l / 8, l / 8 + 4, ... of it, so one
-// instruction of a warp fills half of one 1,024-byte atom (8 rows × 4 units, each bank 4
-// times: the fewest wavefronts). `sources[i]` is the lane's row of its i-th group (nullptr:
-// masked, zero-filled); `any_global` is any mapped global address, which a masked copy names
-// but never reads.
-constexpr int kCopyWarps = kCopyThreads / 32;
-
-template <int kRows>
-constexpr int copy_groups_per_warp() {
-  static_assert(kRows % (kCoreRows * kCopyWarps) == 0);
-  return kRows / kCoreRows / kCopyWarps;
-}
-
-// Row of the tile that the calling copy lane handles in its i-th group.
-__device__ __forceinline__ int copy_row(int i) {
-  const int copy_warp = threadIdx.x / 32 % kCopyWarps;
-  return (copy_warp + i * kCopyWarps) * kCoreRows + threadIdx.x % kCoreRows;
-}
-
-template <int kRows>
-__device__ __forceinline__ void copy_tile_async(
-    std::uint32_t tile, int d_qk, const bf16* any_global,
-    const bf16* const (&sources)[copy_groups_per_warp<kRows>()]) {
-  // In every span the lane copies units `unit` and `unit` + 4 of its row, swizzled.
-  const int unit = threadIdx.x % 32 / kCoreRows;
-  const int spans = d_qk / kSpanElems;
-#pragma unroll
-  for (int i = 0; i < copy_groups_per_warp<kRows>(); ++i) {
-    const int row = copy_row(i);
-    const bf16* source = sources[i];
-    const bool valid = source != nullptr;
-    const std::uint32_t low = tile + row * kSpanBytes + (unit ^ row % kCoreRows) * kChunkBytes;
-    const std::uint32_t high = low ^ (4 * kChunkBytes);  // unit + 4: bit 2 of the unit flips
-#pragma unroll 3
-    for (int span = 0; span < spans; ++span) {
-      const int chunk = span * 8 + unit;
-      const std::uint32_t offset = span * span_stride_bytes(kRows);
-      cp_async_16(low + offset, valid ? source + chunk * kChunkElems : any_global, valid);
-      cp_async_16(high + offset, valid ? source + (chunk + 4) * kChunkElems : any_global,
-                  valid);
-    }
-  }
-}
-
-// The family's kernel parameter: DecodeArgs and, where the call allows them, the KV cache and
-// q as tensor maps whose box is one tile (tensor_maps.h).
-struct WgmmaArgs {
-  CUtensorMap kv_tile_map;  // first: TMA wants the maps 64-byte aligned
-  CUtensorMap q_tile_map;
-  DecodeArgs decode;
-  bool tiles_by_tma;  // false: every tile by cp.async
-  bool q_by_tma;      // false: q by cp.async
-};
 
 template <int kBlockT, int kStages, bool kBalanced>
 __global__ void __launch_bounds__(kThreads, 1)
@@ -152,11 +89,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   // the seesaw's handed-over maximum in a third row.
   float* row_stats = reinterpret_cast<float*>(smem_base + plan.q_bytes + plan.kv_bytes +
                                               plan.prob_bytes);
-  // tile_landed[stage]: the 128 copy threads arrive when their copies land;
-  // stage_free[stage]: the 8 MMA warps arrive when done reading the stage.
+  // The ring's barriers (tile_copies.cuh); the 8 MMA warps free a stage.
   const std::uint32_t tile_landed =
       q_tile + plan.q_bytes + plan.kv_bytes + plan.prob_bytes + plan.row_stat_bytes;
   const std::uint32_t stage_free = tile_landed + kStages * 8;
+  const TileRing ring{.q_tile = q_tile, .kv_tiles = kv_tiles, .tile_landed = tile_landed,
+                      .stage_free = stage_free, .q_bytes = plan.q_bytes,
+                      .kv_stage_bytes = plan.kv_stage_bytes};
   // Balanced launches: the cursor of the MMA warpgroups (0) or of the copy warpgroup (1),
   // which follow the barriers. Found from stage_free where it is used, rather than kept as a
   // pointer that the register-bound loops would have to hold (ptxas spilled it).
@@ -180,110 +119,15 @@ __global__ void __launch_bounds__(kThreads, 1)
       return;
     }
   }
-  if (threadIdx.x == 0) {
-    for (int stage = 0; stage < kStages; ++stage) {
-      mbarrier_init(tile_landed + stage * 8, kCopyThreads);
-      mbarrier_init(stage_free + stage * 8, kWarps);
-    }
-    // The TMA copies complete their bytes on tile_landed through the async proxy.
-    fence_async_proxy();
-  }
+  if (threadIdx.x == 0) ring.template init_barriers<kStages>(kWarps);
   __syncthreads();
   const int lane = threadIdx.x % 32;
 
-  // ---- The copy warpgroup: per part, q, then every KV tile once its stage is free --------
-  // `ring_tile` counts the tiles of every part so far: the ring's position and barrier phase.
+  // ---- The copy warpgroup (tile_copies.cuh) ------------------------------------------------
   if (threadIdx.x >= kMmaThreads) {
     release_registers<kCopyRegisters>();
-    const bool tma_issuer = threadIdx.x == kMmaThreads;
-    // Short parts (batch 1: a few tiles each) would otherwise wait for the maps' fetch.
-    if (tma_issuer && kernel_args.tiles_by_tma) prefetch_tensor_map(&kernel_args.kv_tile_map);
-    if (tma_issuer && kernel_args.q_by_tma) prefetch_tensor_map(&kernel_args.q_tile_map);
-    int ring_tile = 0;
-    const auto copy_part = [&] {
-      // q is replaced once the MMA warps are done with the previous part's last tile. The wait
-      // also puts q's bytes on the right phase of the first tile's barrier: that tile's
-      // previous phase (ring_tile − kStages) completed before the MMA warps freed tile
-      // ring_tile − 1.
-      if (ring_tile > 0) {
-        mbarrier_wait(stage_free + (ring_tile - 1) % kStages * 8, (ring_tile - 1) / kStages % 2);
-      }
-      // q lands with the part's first tile, on its barrier.
-      if (kernel_args.q_by_tma) {
-        if (tma_issuer) {
-          const std::uint32_t first_tile_landed = tile_landed + ring_tile % kStages * 8;
-          mbarrier_expect_tx(first_tile_landed, plan.q_bytes);
-          tma_load_4d(q_tile, &kernel_args.q_tile_map, 0, work.head0, 0, work.batch,
-                      first_tile_landed);
-        }
-      } else {
-        constexpr int kQGroups = copy_groups_per_warp<kBlockH>();
-        const bf16* q_sources[kQGroups];
-#pragma unroll
-        for (int i = 0; i < kQGroups; ++i) q_sources[i] = work.q_row(p, copy_row(i));
-        copy_tile_async<kBlockH>(q_tile, p.d_qk, p.q, q_sources);
-      }
-
-      constexpr int kKvGroups = copy_groups_per_warp<kBlockT>();
-      KvRowLookahead<kBlockT, kKvGroups> kv_rows(args, work, copy_row(0),
-                                                 kCopyWarps * kCoreRows);
-      // The one thread that issues the TMA copies reads each tile's page-table entry a tile
-      // ahead, as kv_rows does for the cp.async rows.
-      const int* const page_of_token =
-          p.page_table + static_cast<std::int64_t>(work.batch) * p.page_table_stride;
-      const auto tile_page = [&](int step) {
-        const int token = work.token_begin + step * kBlockT;
-        return token < work.token_end ? page_of_token[token >> args.page_shift] : -1;
-      };
-      int next_page = tma_issuer ? tile_page(0) : -1;
-      for (int step = 0; step < work.steps; ++step, ++ring_tile) {
-        const int stage = ring_tile % kStages;
-        if (ring_tile >= kStages) {
-          mbarrier_wait(stage_free + stage * 8, (ring_tile / kStages - 1) % 2);
-        }
-        const bf16* sources[kKvGroups];
-        kv_rows.take(step, sources);
-        const std::uint32_t tile = kv_tiles + stage * plan.kv_stage_bytes;
-        const int tile_token = work.token_begin + step * kBlockT;
-        // A whole tile lies in one page (the map exists only where pages are at least a tile
-        // and tiles start at multiples of block_t): one box. A part's last, partial tile goes
-        // by cp.async, which zero-fills the rows past the sequence's end (a page's stale rows
-        // could hold NaN, and P·V multiplies them by a zero probability).
-        if (kernel_args.tiles_by_tma && tile_token + kBlockT <= work.token_end) {
-          if (tma_issuer) {
-            // A page out of range (the launch does not read the page table; the host-side
-            // checks refuse one) reads nothing: its box lies outside the map and lands as
-            // zeros, its bytes still counted.
-            const bool page_valid =
-                static_cast<unsigned>(next_page) < static_cast<unsigned>(p.num_pages);
-            // No proxy fence here, though the stage's last writer may have been cp.async (the
-            // generic proxy): the MMA threads that waited for that tile fenced then
-            // (wait_tile_landed), and the stage is free only after their arrival, so a fence
-            // lies on the path from those writes to this one (PTX memory model).
-            mbarrier_expect_tx(tile_landed + stage * 8, plan.kv_stage_bytes);
-            tma_load_4d(tile, &kernel_args.kv_tile_map, 0,
-                        tile_token & ((1 << args.page_shift) - 1), 0,
-                        page_valid ? next_page : p.num_pages, tile_landed + stage * 8);
-            next_page = tile_page(step + 1);  // the next tile's, read a tile ahead
-          }
-        } else {
-          copy_tile_async<kBlockT>(tile, p.d_qk, p.kv_cache, sources);
-        }
-        // Counts this thread's cp.async copies since its last arrival (q's too, with a part's
-        // first tile, where q goes by cp.async). The issuing thread's expect_tx precedes its
-        // own arrival, so the phase cannot complete before the TMA copies' bytes have landed.
-        mbarrier_arrive_on_copies(tile_landed + stage * 8);
-      }
-    };
-    if constexpr (kBalanced) {
-      const auto copy_barrier = [] { sync_copy_threads<kCopyThreads>(); };
-      while (Parts::next(args, cursor(1), threadIdx.x == kMmaThreads, copy_barrier, work)) {
-        copy_part();
-      }
-    } else {
-      copy_part();
-    }
-    cp_async_wait<0>();
+    run_copy_warpgroup<kBlockH, kBlockT, kStages, kMmaThreads, Parts, kBalanced>(
+        kernel_args, ring, work, cursor(1));
     allow_dependent_launch();
     return;
   }
@@ -751,17 +595,12 @@ LaunchStatus launch_variant(const DecodeParams& params, const LaunchPlan& plan, 
     return {.error = cudaErrorNoKernelImageForDevice, .refusal = LaunchRefusal::kCannotRunHere};
   }
   using T = Traits<kBlockT, kStages>;
-  const auto with_tile_maps = [&params](const DecodeArgs& args) {
-    WgmmaArgs kernel_args{.kv_tile_map = {}, .q_tile_map = {}, .decode = args,
-                          .tiles_by_tma = false, .q_by_tma = false};
-    kernel_args.tiles_by_tma = encode_kv_tile_map(params, kBlockT, &kernel_args.kv_tile_map);
-    kernel_args.q_by_tma = encode_q_tile_map(params, kBlockH, &kernel_args.q_tile_map);
-    return kernel_args;
-  };
   return launch_decode<decode_kernel<kBlockT, kStages, false>,
                        decode_kernel<kBlockT, kStages, true>>(
       kBlockH, kThreads, plan_smem(T::kShape, params.d_qk).total_bytes, params, plan, workspace,
-      stream, with_tile_maps);
+      stream, [&params](const DecodeArgs& args) {
+        return with_tile_maps(params, args, kBlockH, kBlockT);
+      });
 }
 
 template <int kBlockT, int kStages>

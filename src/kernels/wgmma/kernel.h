@@ -7,8 +7,12 @@
 
 namespace mlalab::kernels::wgmma {
 
+// decode.cuh: 64 heads per CTA, the heads as the MMAs' M.
 template <int kBlockT, int kStages>
 VariantHandles variant_handles();
+// swapped.cuh: 16 heads per CTA, the tokens as the MMAs' M.
+template <int kStages>
+VariantHandles swapped_variant_handles();
 
 // Whether the current device runs the family's sm_90a code (compute capability 9.0 exactly).
 inline bool device_is_sm90a() {

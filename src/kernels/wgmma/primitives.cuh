@@ -154,28 +154,29 @@ __device__ __forceinline__ void pin_registers(float (&values)[kCount]) {
   for (int i = 0; i < kCount; ++i) asm volatile("" : "+f"(values[i])::"memory");
 }
 
-// d (64×16 fp32 per warpgroup; 8 per thread) = A (64×16 K-major, descriptor) ·
-// B (16 tokens × 16, K-major, descriptor), plus d when kAccumulate. Without kAccumulate d is
+// d (64×16 fp32 per warpgroup; 8 per thread) = A (64×16, descriptor) · B (16 × 16 K-major,
+// descriptor), plus d when kAccumulate. A is K-major, or MN-major with kTransposedA (the
+// swapped kernel's Vᵀ: 64 d_v columns contiguous, tokens along K). Without kAccumulate d is
 // output only: no instruction needs to define it first (which, while another MMA group is
 // in flight, would make ptxas serialize the MMAs).
-#define MLALAB_WGMMA_SS_ASM(shape, regs, a_index, b_index, scale_index)          \
-  "{\n.reg .pred p;\nsetp.ne.b32 p, %" #scale_index ", 0;\n"                    \
-  "wgmma.mma_async.sync.aligned." shape ".f32.bf16.bf16 {" regs "}, %" #a_index \
-  ", %" #b_index ", p, 1, 1, 0, 0;\n}\n"
+#define MLALAB_WGMMA_SS_ASM(shape, regs, a_index, b_index, scale_index, trans_a_index) \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %" #scale_index ", 0;\n"                          \
+  "wgmma.mma_async.sync.aligned." shape ".f32.bf16.bf16 {" regs "}, %" #a_index       \
+  ", %" #b_index ", p, 1, 1, %" #trans_a_index ", 0;\n}\n"
 
-template <bool kAccumulate>
+template <bool kAccumulate, bool kTransposedA = false>
 __device__ __forceinline__ void mma_m64n16k16_ss(float (&d)[8], std::uint64_t a_desc,
                                                  std::uint64_t b_desc) {
   if constexpr (kAccumulate) {
-    asm volatile(MLALAB_WGMMA_SS_ASM("m64n16k16", "%0, %1, %2, %3, %4, %5, %6, %7", 8, 9, 10)
+    asm volatile(MLALAB_WGMMA_SS_ASM("m64n16k16", "%0, %1, %2, %3, %4, %5, %6, %7", 8, 9, 10, 11)
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
                    "+f"(d[6]), "+f"(d[7])
-                 : "l"(a_desc), "l"(b_desc), "r"(1));
+                 : "l"(a_desc), "l"(b_desc), "r"(1), "n"(kTransposedA ? 1 : 0));
   } else {
-    asm volatile(MLALAB_WGMMA_SS_ASM("m64n16k16", "%0, %1, %2, %3, %4, %5, %6, %7", 8, 9, 10)
+    asm volatile(MLALAB_WGMMA_SS_ASM("m64n16k16", "%0, %1, %2, %3, %4, %5, %6, %7", 8, 9, 10, 11)
                  : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]),
                    "=f"(d[6]), "=f"(d[7])
-                 : "l"(a_desc), "l"(b_desc), "r"(0));
+                 : "l"(a_desc), "l"(b_desc), "r"(0), "n"(kTransposedA ? 1 : 0));
   }
 }
 
@@ -186,17 +187,17 @@ template <bool kAccumulate>
 __device__ __forceinline__ void mma_m64n32k16_ss(float (&d)[16], std::uint64_t a_desc,
                                                  std::uint64_t b_desc) {
   if constexpr (kAccumulate) {
-    asm volatile(MLALAB_WGMMA_SS_ASM("m64n32k16", MLALAB_WGMMA_N32_REGS, 16, 17, 18)
+    asm volatile(MLALAB_WGMMA_SS_ASM("m64n32k16", MLALAB_WGMMA_N32_REGS, 16, 17, 18, 19)
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
                    "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
                    "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-                 : "l"(a_desc), "l"(b_desc), "r"(1));
+                 : "l"(a_desc), "l"(b_desc), "r"(1), "n"(0));
   } else {
-    asm volatile(MLALAB_WGMMA_SS_ASM("m64n32k16", MLALAB_WGMMA_N32_REGS, 16, 17, 18)
+    asm volatile(MLALAB_WGMMA_SS_ASM("m64n32k16", MLALAB_WGMMA_N32_REGS, 16, 17, 18, 19)
                  : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]),
                    "=f"(d[6]), "=f"(d[7]), "=f"(d[8]), "=f"(d[9]), "=f"(d[10]), "=f"(d[11]),
                    "=f"(d[12]), "=f"(d[13]), "=f"(d[14]), "=f"(d[15])
-                 : "l"(a_desc), "l"(b_desc), "r"(0));
+                 : "l"(a_desc), "l"(b_desc), "r"(0), "n"(0));
   }
 }
 #undef MLALAB_WGMMA_N32_REGS

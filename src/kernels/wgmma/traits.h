@@ -49,6 +49,10 @@ constexpr int kSpanBytes = 128;
 constexpr int kAtomBytes = 1024;  // 8 rows of a span: the swizzle's period
 constexpr int span_stride_bytes(int rows) { return rows * kSpanBytes; }
 
+// How far (base 2) a tile's maximum may pass the running one before the running one moves
+// (both kernels): O, rescaled whenever it moves, rarely is, and P stays at most 2^8.
+constexpr float kMaxGrowthLog2 = 8.0f;
+
 // How the two MMA warpgroups share a part's tiles (decode.cuh). block_t 64, lockstep: both
 // work on every tile, S = Q·Kᵀ split by tokens and P·V by d_v columns, meeting twice per
 // tile. block_t 32, seesaw: tiles alternate between the warpgroups for S and the softmax, and
@@ -57,19 +61,37 @@ constexpr int span_stride_bytes(int rows) { return rows * kSpanBytes; }
 // cores busy.
 constexpr bool uses_seesaw(VariantShape shape) { return shape.block_t == 32; }
 
+// The swapped kernel (swapped.cuh), for up to 16 heads: with 16 heads the 64 rows of the
+// kernel above would be three quarters padding, so its MMAs take the tile's 64 tokens as M
+// and the 16 heads as N (Sᵀ = K·Qᵀ, Oᵀ = Vᵀ·Pᵀ). One MMA warpgroup does a whole tile;
+// 64-token tiles, the M of one MMA. Its variants are the wgmma_h16_* names.
+constexpr int kSwappedBlockH = 16;
+constexpr int kSwappedBlockT = 64;
+constexpr int kSwappedWarps = 4;
+constexpr bool uses_swapped_operands(VariantShape shape) {
+  return shape.block_h == kSwappedBlockH;
+}
+
+// Threads per CTA: the MMA warps and the copy warpgroup.
+constexpr int threads_of(VariantShape shape) { return 32 * shape.warps + kCopyThreads; }
+
 constexpr bool is_valid_shape(VariantShape shape) {
-  return shape.family == KernelFamily::kWgmma && shape.block_h == kBlockH &&
-         shape.warps == kWarps && (shape.block_t == 32 || shape.block_t == 64) &&
-         shape.stages >= 2 && shape.stages <= 4;
+  if (shape.family != KernelFamily::kWgmma || shape.stages < 2 || shape.stages > 4) return false;
+  if (uses_swapped_operands(shape)) {
+    return shape.warps == kSwappedWarps && shape.block_t == kSwappedBlockT;
+  }
+  return shape.block_h == kBlockH && shape.warps == kWarps &&
+         (shape.block_t == 32 || shape.block_t == 64);
 }
 
 struct SmemPlan {
-  int q_bytes;         // 64 rows of q, swizzled layout
+  int q_bytes;         // block_h rows of q, swizzled layout
   int kv_stage_bytes;  // one KV tile: block_t rows, swizzled layout
   int kv_bytes;        // stages · kv_stage_bytes
-  int prob_bytes;      // P tile, bf16, padded rows
+  int prob_bytes;      // P tile, bf16, padded rows (swapped: Pᵀ, swizzled layout)
   int row_stat_bytes;  // per warpgroup and head row: the half-step max, then the final sum
-                       // (the seesaw: one more row, the maximum handed over)
+                       // (the seesaw: one more row, the maximum handed over; swapped: per
+                       // MMA warp and head)
   int barrier_bytes;   // per stage: "tile landed" and "stage free" mbarriers
   int cursor_bytes;    // balanced launches: the MMA warpgroups' and the copy warpgroup's cursor
   int total_bytes;
@@ -79,12 +101,19 @@ constexpr int prob_row_elems(int block_t) { return block_t + kProbPadElems; }
 
 constexpr SmemPlan plan_smem(VariantShape shape, int d_qk) {
   SmemPlan plan{};
-  plan.q_bytes = kBlockH * d_qk * 2;
+  plan.q_bytes = shape.block_h * d_qk * 2;
   plan.kv_stage_bytes = shape.block_t * d_qk * 2;
   plan.kv_bytes = shape.stages * plan.kv_stage_bytes;
-  plan.prob_bytes = kBlockH * prob_row_elems(shape.block_t) * 2;
-  // The seesaw adds a row of the maximum a warpgroup hands over with each of its tiles.
-  plan.row_stat_bytes = (uses_seesaw(shape) ? kWarpGroups + 1 : kWarpGroups) * kBlockH * 4;
+  if (uses_swapped_operands(shape)) {
+    // Pᵀ is the B operand of Oᵀ += Vᵀ·Pᵀ: its 16 head rows of 64 tokens are one span, two
+    // atoms, swizzled (no padding).
+    plan.prob_bytes = shape.block_h * shape.block_t * 2;
+    plan.row_stat_bytes = shape.warps * shape.block_h * 4;
+  } else {
+    plan.prob_bytes = kBlockH * prob_row_elems(shape.block_t) * 2;
+    // The seesaw adds a row of the maximum a warpgroup hands over with each of its tiles.
+    plan.row_stat_bytes = (uses_seesaw(shape) ? kWarpGroups + 1 : kWarpGroups) * kBlockH * 4;
+  }
   plan.barrier_bytes = 2 * shape.stages * 8;
   plan.cursor_bytes = 2 * static_cast<int>(sizeof(balanced::PartsCursor));
   plan.total_bytes = plan.q_bytes + plan.kv_bytes + plan.prob_bytes + plan.row_stat_bytes +

@@ -1,0 +1,378 @@
+#pragma once
+// The wgmma family's swapped kernel (sm_90a), for up to 16 heads per CTA. The other kernel
+// (decode.cuh) puts the heads in the M of its MMAs, 64 rows, so at H = 16 its tensor cores do
+// four times the work the heads need, and a CTA takes ~0.85 µs per 32-token tile whatever the
+// batch: the H = 16 bandwidth targets sat at that cap (docs/perf-notes.md, "Issue 12 at H = 16:
+// the swapped-operand plan"). Here the tokens are M and the heads N:
+//
+// Per part of a CTA's work (decode_common.cuh maps the grid to parts as for every kernel), a
+// copy warpgroup loads the 16 query rows, then every 64-token KV tile into a ring of `stages`
+// shared-memory stages (tile_copies.cuh), and one MMA warpgroup, for every tile:
+//   1. Sᵀ = K·Qᵀ: 64 tokens × 16 heads, m64n16k16 over d_qk, A = the tile (K-major), B = q;
+//   2. online softmax down Sᵀ's columns: each head's maximum over the tile's tokens (a warp's 16
+//      by shuffles, the 4 warps' through shared memory), then Pᵀ (bf16) into shared memory,
+//      16 heads × 64 tokens K-major: the B operand of
+//   3. Oᵀ += Vᵀ·Pᵀ: 512 d_v columns × 16 heads, 8 m64n16k16 tiles per 16 tokens, A = the same
+//      tile read as V, MN-major (the MMA's transposed A).
+// Finally each head's row sum meets across the warps, and O is normalised and written (or the
+// part's partial result).
+//
+// In every accumulator (Sᵀ, and each of Oᵀ's 8 tiles) thread `lane` of warp w holds rows
+// 16w + lane / 4 and 16w + lane / 4 + 8 (tokens, or d_v columns) and the 4 columns (heads)
+// 2·(lane % 4) + {0, 1} + {0, 8}: accumulator i is row half i / 2 % 2 and head slot
+// head_slot(i) below.
+#include <cuda_runtime.h>
+
+#include <cmath>
+
+#include "kernels/decode_common.cuh"
+#include "kernels/portable/primitives.cuh"
+#include "kernels/wgmma/kernel.h"
+#include "kernels/wgmma/primitives.cuh"
+#include "kernels/wgmma/tile_copies.cuh"
+#include "kernels/wgmma/traits.h"
+
+namespace mlalab::kernels::wgmma {
+
+template <int kStages>
+struct SwappedTraits {
+  static constexpr VariantShape kShape{.family = KernelFamily::kWgmma,
+                                       .block_h = kSwappedBlockH,
+                                       .block_t = kSwappedBlockT,
+                                       .warps = kSwappedWarps,
+                                       .stages = kStages};
+  static_assert(is_valid_shape(kShape), "variant outside the family's invariants (traits.h)");
+  static constexpr int kBlockH = kSwappedBlockH;  // heads: the N of every MMA
+  static constexpr int kBlockT = kSwappedBlockT;  // tokens: the M of Sᵀ, the K of Oᵀ
+  static constexpr int kMmaThreads = 32 * kSwappedWarps;
+  static constexpr int kThreads = threads_of(kShape);
+  static constexpr int kOutTiles = kDv / kSpanElems;  // Oᵀ's m64 tiles: one per span of V
+  static constexpr int kPvKSteps = kBlockT / 16;
+  static constexpr int kHeadSlots = 4;  // heads per thread in every accumulator
+  // Every tile (q, the stages, Pᵀ) starts on a 1,024-byte boundary, in both layouts.
+  static_assert(plan_smem(kShape, dims_of(Layout::kV3).d_qk).q_bytes % kAtomBytes == 0 &&
+                plan_smem(kShape, dims_of(Layout::kV4).d_qk).q_bytes % kAtomBytes == 0 &&
+                plan_smem(kShape, dims_of(Layout::kV3).d_qk).kv_stage_bytes % kAtomBytes == 0 &&
+                plan_smem(kShape, dims_of(Layout::kV4).d_qk).kv_stage_bytes % kAtomBytes == 0);
+  // Pᵀ is one span of the swizzled layout: 64 tokens of 2 bytes per head row.
+  static_assert(kBlockT * 2 == kSpanBytes && kBlockH % kCoreRows == 0);
+};
+
+// Head slot (0..3) of accumulator i; the head itself is swapped_head(slot, lane).
+__device__ __forceinline__ constexpr int head_slot(int i) { return 2 * (i / 4) + i % 2; }
+__device__ __forceinline__ int swapped_head(int slot, int lane) {
+  return 8 * (slot / 2) + 2 * (lane % 4) + slot % 2;
+}
+
+template <int kStages, bool kBalanced>
+__global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
+    swapped_decode_kernel(const __grid_constant__ WgmmaArgs kernel_args) {
+#ifdef MLALAB_WGMMA_AVAILABLE
+  const DecodeArgs& args = kernel_args.decode;
+  timeline_cta_started(args);
+  using T = SwappedTraits<kStages>;
+  const DecodeParams& p = args.params;
+  // 1,024-byte aligned: every swizzle atom of the tiles starts on a 1,024-byte boundary.
+  extern __shared__ __align__(1024) unsigned char smem_base[];
+  const SmemPlan plan = plan_smem(T::kShape, p.d_qk);
+  const std::uint32_t q_tile = portable::smem_address(smem_base);
+  const std::uint32_t kv_tiles = q_tile + plan.q_bytes;
+  const std::uint32_t probs = kv_tiles + plan.kv_bytes;  // Pᵀ
+  // [MMA warp][head]: each warp's maxima of the tile, later its row sums.
+  float* head_stats =
+      reinterpret_cast<float*>(smem_base + plan.q_bytes + plan.kv_bytes + plan.prob_bytes);
+  const std::uint32_t tile_landed = probs + plan.prob_bytes + plan.row_stat_bytes;
+  const std::uint32_t stage_free = tile_landed + kStages * 8;
+  const TileRing ring{.q_tile = q_tile, .kv_tiles = kv_tiles, .tile_landed = tile_landed,
+                      .stage_free = stage_free, .q_bytes = plan.q_bytes,
+                      .kv_stage_bytes = plan.kv_stage_bytes};
+  // Balanced launches: the cursor of the MMA warpgroup (0) or of the copy warpgroup (1).
+  const auto cursor = [stage_free](int owner) -> PartsCursor& {
+    return *static_cast<PartsCursor*>(
+        __cvta_shared_to_generic(stage_free + kStages * 8 + owner * sizeof(PartsCursor)));
+  };
+
+  using Parts = CtaParts<T::kBlockH, T::kBlockT, T::kThreads, kBalanced>;
+  CtaWork work{};
+  if constexpr (kBalanced) {
+    const PartsCursor first = Parts::start(args, smem_base);
+    if (threadIdx.x == 0) cursor(0) = cursor(1) = first;
+  } else {
+    work = Parts::split_part(args);
+    if (work.steps <= 0) {
+      write_empty_result<T::kBlockH, T::kThreads>(args, work);
+      timeline_part_done(args, work);
+      return;
+    }
+  }
+  if (threadIdx.x == 0) ring.template init_barriers<kStages>(kSwappedWarps);
+  __syncthreads();
+
+  if (threadIdx.x >= T::kMmaThreads) {
+    run_copy_warpgroup<T::kBlockH, T::kBlockT, kStages, T::kMmaThreads, Parts, kBalanced>(
+        kernel_args, ring, work, cursor(1));
+    allow_dependent_launch();
+    return;
+  }
+
+  // ---- The MMA warpgroup -------------------------------------------------------------------
+  const int lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / 32;
+  // This thread's rows of Sᵀ: tile tokens `token0` and `token0` + 8.
+  const int token0 = 16 * warp + lane / 4;
+  const int k_steps = p.d_qk / 16;
+  int ring_tile = 0;  // as the copy warpgroup counts
+  const auto sync_mma_warps = [] { sync_mma_threads<T::kMmaThreads>(); };
+  // Partial tiles (and q, where no tensor map could be encoded) come by cp.async, through the
+  // generic proxy, and the tensor cores read through the async proxy, hence the fence.
+  const auto wait_tile_landed = [&](int ring_index) {
+    mbarrier_wait(tile_landed + ring_index % kStages * 8, ring_index / kStages % 2);
+    fence_async_proxy();
+  };
+  // Pᵀ[head][token] in the swizzled layout (traits.h): head rows 128 bytes apart, the 16-byte
+  // unit of token t at t / 8 ^ head % 8.
+  const auto prob_offset = [](int head, int token) {
+    return head * kSpanBytes + ((token / kCoreRows) ^ (head % kCoreRows)) * kChunkBytes +
+           token % kCoreRows * 2;
+  };
+
+  const auto part = [&] {
+    float out_acc[T::kOutTiles][8];
+#pragma unroll
+    for (int tile = 0; tile < T::kOutTiles; ++tile)
+#pragma unroll
+      for (int i = 0; i < 8; ++i) out_acc[tile][i] = 0.0f;
+    // Zeroed here, not between the first Oᵀ MMAs, where ptxas would fence each (C7519).
+#pragma unroll
+    for (int tile = 0; tile < T::kOutTiles; ++tile) pin_registers(out_acc[tile]);
+    float running_max[T::kHeadSlots];  // base-2 logits, scaled
+    float running_sum[T::kHeadSlots];  // over this thread's tokens only
+#pragma unroll
+    for (int slot = 0; slot < T::kHeadSlots; ++slot) {
+      running_max[slot] = -INFINITY;
+      running_sum[slot] = 0.0f;
+    }
+
+    for (int step = 0; step < work.steps; ++step, ++ring_tile) {
+      wait_tile_landed(ring_tile);
+      // The stage as a broadcast: ptxas then knows it is warp-uniform, and every descriptor
+      // derived from it (the tile's, q's and Pᵀ's, all as offsets from the tile) is computed
+      // in uniform registers. From the loop counter directly, they were computed per MMA in
+      // vector registers and moved over: 295 R2UR per kernel, 18 now, a single CTA's tile
+      // 1.65 → 1.35 µs (docs/perf-notes.md, version 29).
+      const int stage = __shfl_sync(0xffffffffu, ring_tile % kStages, 0);
+      const std::uint32_t kv_tile = kv_tiles + stage * plan.kv_stage_bytes;
+
+      // ---- 1. Sᵀ = K·Qᵀ ------------------------------------------------------------------
+      float scores[8];  // no zeroing: the first MMA overwrites
+      const std::uint64_t k_desc = matrix_descriptor(kv_tile, 16, kAtomBytes);
+      // q's address from the tile's (a loop-invariant q descriptor stays in vector registers).
+      const std::uint64_t q_desc = matrix_descriptor(
+          kv_tile - stage * plan.kv_stage_bytes - plan.q_bytes, 16, kAtomBytes);
+      // k-step k reads columns 16k..16k+15: span k / 4, a quarter of it in.
+      const auto score_mma = [&]<bool kAccumulate>(int k) {
+        const int in_span = k % 4 * 32;
+        mma_m64n16k16_ss<kAccumulate>(
+            scores, advance(k_desc, k / 4 * span_stride_bytes(T::kBlockT) + in_span),
+            advance(q_desc, k / 4 * span_stride_bytes(T::kBlockH) + in_span));
+      };
+      // The k-steps both layouts have, then V3's four more, each a straight run of MMAs: a
+      // loop or branch inside one fence…commit span makes ptxas serialize the MMAs.
+      constexpr int kCommonKSteps = dims_of(Layout::kV4).d_qk / 16;
+      constexpr int kMaxKSteps = dims_of(Layout::kV3).d_qk / 16;
+      fence_operands();
+#pragma unroll
+      for (int k = 0; k < kCommonKSteps; ++k) {
+        if (k == 0) {
+          score_mma.template operator()<false>(k);
+        } else {
+          score_mma.template operator()<true>(k);
+        }
+      }
+      commit_group();
+      if (k_steps > kCommonKSteps) {
+        fence_operands();
+#pragma unroll
+        for (int k = kCommonKSteps; k < kMaxKSteps; ++k) score_mma.template operator()<true>(k);
+        commit_group();
+      }
+      wait_group<0>();
+      pin_registers(scores);
+
+      // ---- 2. Online softmax over the tile's tokens, per head -----------------------------
+      const int valid_tokens =
+          min(T::kBlockT, work.token_end - (work.token_begin + step * T::kBlockT));
+      float tile_max[T::kHeadSlots];  // unscaled: the scale is positive
+#pragma unroll
+      for (int slot = 0; slot < T::kHeadSlots; ++slot) tile_max[slot] = -INFINITY;
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        if (token0 + i / 2 % 2 * 8 >= valid_tokens) scores[i] = -INFINITY;
+        tile_max[head_slot(i)] = fmaxf(tile_max[head_slot(i)], scores[i]);
+      }
+#pragma unroll
+      for (int slot = 0; slot < T::kHeadSlots; ++slot) {
+        // Lanes with one lane % 4 hold the same heads: the warp's 16 tokens.
+#pragma unroll
+        for (int mask = 4; mask < 32; mask *= 2) {
+          tile_max[slot] = fmaxf(tile_max[slot], __shfl_xor_sync(0xffffffffu, tile_max[slot], mask));
+        }
+        if (lane < 4) head_stats[warp * T::kBlockH + swapped_head(slot, lane)] = tile_max[slot];
+      }
+      sync_mma_warps();
+      // The running maximum moves only when the tile's passes it by more than
+      // kMaxGrowthLog2 (as in decode.cuh): Oᵀ, rescaled whenever it moves, rarely is. Every
+      // tile has a valid token, so the maximum is finite, and the first tile always moves it.
+      float factor[T::kHeadSlots];
+      bool moved = false;
+#pragma unroll
+      for (int slot = 0; slot < T::kHeadSlots; ++slot) {
+        const int head = swapped_head(slot, lane);
+        float candidate = head_stats[head];
+#pragma unroll
+        for (int w = 1; w < kSwappedWarps; ++w) {
+          candidate = fmaxf(candidate, head_stats[w * T::kBlockH + head]);
+        }
+        candidate *= args.scale_log2;
+        factor[slot] = 1.0f;
+        if (candidate > running_max[slot] + kMaxGrowthLog2) {
+          factor[slot] = exp2f(running_max[slot] - candidate);
+          running_max[slot] = candidate;
+          running_sum[slot] *= factor[slot];
+          moved = true;
+        }
+      }
+      // Pᵀ, scaled inside the exponent's FMA; made visible to the tensor cores (the async
+      // proxy) before the barrier that lets the MMAs read it.
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const int slot = head_slot(i);
+        const float prob = exp2f(fmaf(scores[i], args.scale_log2, -running_max[slot]));
+        running_sum[slot] += prob;
+        *reinterpret_cast<__nv_bfloat16*>(
+            smem_base + (probs - q_tile) +
+            prob_offset(swapped_head(slot, lane), token0 + i / 2 % 2 * 8)) =
+            __float2bfloat16_rn(prob);
+      }
+      fence_async_proxy();
+      if (__any_sync(0xffffffffu, moved)) {
+#pragma unroll
+        for (int tile = 0; tile < T::kOutTiles; ++tile)
+#pragma unroll
+          for (int i = 0; i < 8; ++i) out_acc[tile][i] *= factor[head_slot(i)];
+      }
+      sync_mma_warps();
+
+      // ---- 3. Oᵀ += Vᵀ·Pᵀ ------------------------------------------------------------------
+      // A: span `tile` of V, 16 tokens per k-step (two 8-token atoms), MN-major; B: Pᵀ's 16
+      // tokens of the k-step, K-major.
+      const std::uint64_t v_desc =
+          matrix_descriptor(kv_tile, span_stride_bytes(T::kBlockT), kAtomBytes);
+      const std::uint64_t p_desc = matrix_descriptor(
+          kv_tile + (kStages - stage) * plan.kv_stage_bytes, 16, kAtomBytes);  // = probs
+      fence_operands();
+#pragma unroll
+      for (int kk = 0; kk < T::kPvKSteps; ++kk) {
+#pragma unroll
+        for (int tile = 0; tile < T::kOutTiles; ++tile) {
+          mma_m64n16k16_ss<true, true>(
+              out_acc[tile],
+              advance(v_desc, tile * span_stride_bytes(T::kBlockT) + kk * 2 * kAtomBytes),
+              advance(p_desc, kk * 32));
+        }
+      }
+      commit_group();
+      wait_group<0>();
+#pragma unroll
+      for (int tile = 0; tile < T::kOutTiles; ++tile) pin_registers(out_acc[tile]);
+      __syncwarp();
+      if (lane == 0) mbarrier_arrive(stage_free + stage * 8);
+    }
+
+    // ---- Epilogue: the warps' row sums meet, normalise and write ----------------------------
+    allow_dependent_launch();
+#pragma unroll
+    for (int slot = 0; slot < T::kHeadSlots; ++slot) {
+#pragma unroll
+      for (int mask = 4; mask < 32; mask *= 2) {
+        running_sum[slot] += __shfl_xor_sync(0xffffffffu, running_sum[slot], mask);
+      }
+      if (lane < 4) head_stats[warp * T::kBlockH + swapped_head(slot, lane)] = running_sum[slot];
+    }
+    sync_mma_warps();
+    // Lanes lane and lane ^ 4 hold adjacent d_v columns of the same heads: they trade so that
+    // each holds one head's two columns (even lane / 4: slot 2·hb, odd: 2·hb + 1), stored as
+    // a pair.
+    const int odd = lane / 4 % 2;
+#pragma unroll
+    for (int hb = 0; hb < 2; ++hb) {
+      const int slot = 2 * hb + odd;
+      const int head = swapped_head(slot, lane);
+      float row_sum = 0.0f;
+#pragma unroll
+      for (int w = 0; w < kSwappedWarps; ++w) row_sum += head_stats[w * T::kBlockH + head];
+      const float row_max = odd ? running_max[2 * hb + 1] : running_max[2 * hb];
+      const bool stores = work.head0 + head < p.num_heads;
+      const ResultRow result(args, work, min(work.head0 + head, p.num_heads - 1), row_max,
+                             row_sum);
+#pragma unroll
+      for (int tile = 0; tile < T::kOutTiles; ++tile) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const float even_head = out_acc[tile][4 * hb + 2 * half];
+          const float odd_head = out_acc[tile][4 * hb + 2 * half + 1];
+          const float received = __shfl_xor_sync(0xffffffffu, odd ? even_head : odd_head, 4);
+          const int column = kSpanElems * tile + 16 * warp + lane / 4 + 8 * half - odd;
+          if (stores) {
+            result.store(column, odd ? received : even_head, odd ? odd_head : received);
+          }
+        }
+      }
+      if (stores && warp == 0 && lane < 8) result.store_lse();
+    }
+  };
+
+  if constexpr (kBalanced) {
+    while (Parts::next(args, cursor(0), threadIdx.x == 0, sync_mma_warps, work)) {
+      part();
+      sync_mma_warps();  // the next part's first tile writes head_stats again
+      timeline_part_done(args, work);
+    }
+  } else {
+    part();
+    timeline_part_done(args, work);
+  }
+#else
+  // Compiled for an architecture without wgmma: the launch refuses such a device before
+  // this could run (launch_swapped_variant below).
+  __trap();
+#endif
+}
+
+template <int kStages>
+LaunchStatus launch_swapped_variant(const DecodeParams& params, const LaunchPlan& plan,
+                                    void* workspace, cudaStream_t stream) {
+  if (!device_is_sm90a()) {
+    return {.error = cudaErrorNoKernelImageForDevice, .refusal = LaunchRefusal::kCannotRunHere};
+  }
+  using T = SwappedTraits<kStages>;
+  return launch_decode<swapped_decode_kernel<kStages, false>,
+                       swapped_decode_kernel<kStages, true>>(
+      T::kBlockH, T::kThreads, plan_smem(T::kShape, params.d_qk).total_bytes, params, plan,
+      workspace, stream, [&params](const DecodeArgs& args) {
+        return with_tile_maps(params, args, T::kBlockH, T::kBlockT);
+      });
+}
+
+template <int kStages>
+VariantHandles swapped_variant_handles() {
+  return {.launch = &launch_swapped_variant<kStages>,
+          .decode_kernel = reinterpret_cast<const void*>(&swapped_decode_kernel<kStages, false>),
+          .balanced_kernel = reinterpret_cast<const void*>(&swapped_decode_kernel<kStages, true>)};
+}
+
+}  // namespace mlalab::kernels::wgmma
+
+#define MLALAB_INSTANTIATE_WGMMA_SWAPPED(stages) \
+  template mlalab::kernels::VariantHandles       \
+  mlalab::kernels::wgmma::swapped_variant_handles<stages>();

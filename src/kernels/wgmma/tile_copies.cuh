@@ -1,0 +1,217 @@
+#pragma once
+// What both wgmma kernels (decode.cuh, swapped.cuh) share around their MMAs: the kernel
+// parameter with its tensor maps, the ring of KV stages in shared memory with the mbarriers
+// that pace it, and the copy warpgroup that fills it. Per part of a CTA's work the copy
+// warpgroup loads q, then every block_t-token KV tile of the part into the ring (a whole tile
+// with one TMA copy where the pages hold whole tiles, else cp.async per 16 bytes); "tile
+// landed" says when the MMA warps may read a stage, "stage free" when it may be refilled. The
+// ring runs on across parts: `ring_tile` counts the tiles of every part so far, the ring's
+// position and barrier phase, which the MMA warps count alike.
+#include <cuda_runtime.h>
+
+#include "kernels/decode_common.cuh"
+#include "kernels/portable/primitives.cuh"
+#include "kernels/wgmma/primitives.cuh"
+#include "kernels/wgmma/tensor_maps.h"
+#include "kernels/wgmma/traits.h"
+
+namespace mlalab::kernels::wgmma {
+
+// The copy warpgroup's share of a tile: copy warp w takes the 8-row groups w, w + 4, ...;
+// in each, lane l copies row 8g + l % 8, chunks l / 8, l / 8 + 4, ... of it, so one
+// instruction of a warp fills half of one 1,024-byte atom (8 rows × 4 units, each bank 4
+// times: the fewest wavefronts). `sources[i]` is the lane's row of its i-th group (nullptr:
+// masked, zero-filled); `any_global` is any mapped global address, which a masked copy names
+// but never reads. A tile of fewer than 32 rows (the swapped kernel's 16 heads of q) leaves
+// the last warps without a group.
+constexpr int kCopyWarps = kCopyThreads / 32;
+
+template <int kRows>
+constexpr int copy_groups_per_warp() {
+  static_assert(kRows % kCoreRows == 0);
+  return (kRows / kCoreRows + kCopyWarps - 1) / kCopyWarps;
+}
+
+// Row of the tile that the calling copy lane handles in its i-th group.
+__device__ __forceinline__ int copy_row(int i) {
+  const int copy_warp = threadIdx.x / 32 % kCopyWarps;
+  return (copy_warp + i * kCopyWarps) * kCoreRows + threadIdx.x % kCoreRows;
+}
+
+template <int kRows>
+__device__ __forceinline__ void copy_tile_async(
+    std::uint32_t tile, int d_qk, const bf16* any_global,
+    const bf16* const (&sources)[copy_groups_per_warp<kRows>()]) {
+  // In every span the lane copies units `unit` and `unit` + 4 of its row, swizzled.
+  const int unit = threadIdx.x % 32 / kCoreRows;
+  const int spans = d_qk / kSpanElems;
+#pragma unroll
+  for (int i = 0; i < copy_groups_per_warp<kRows>(); ++i) {
+    const int row = copy_row(i);
+    if constexpr (kRows % (kCoreRows * kCopyWarps) != 0) {
+      if (row >= kRows) continue;
+    }
+    const bf16* source = sources[i];
+    const bool valid = source != nullptr;
+    const std::uint32_t low = tile + row * kSpanBytes + (unit ^ row % kCoreRows) * kChunkBytes;
+    const std::uint32_t high = low ^ (4 * kChunkBytes);  // unit + 4: bit 2 of the unit flips
+#pragma unroll 3
+    for (int span = 0; span < spans; ++span) {
+      const int chunk = span * 8 + unit;
+      const std::uint32_t offset = span * span_stride_bytes(kRows);
+      portable::cp_async_16(low + offset, valid ? source + chunk * kChunkElems : any_global,
+                            valid);
+      portable::cp_async_16(high + offset,
+                            valid ? source + (chunk + 4) * kChunkElems : any_global, valid);
+    }
+  }
+}
+
+// The family's kernel parameter: DecodeArgs and, where the call allows them, the KV cache and
+// q as tensor maps whose box is one tile (tensor_maps.h).
+struct WgmmaArgs {
+  CUtensorMap kv_tile_map;  // first: TMA wants the maps 64-byte aligned
+  CUtensorMap q_tile_map;
+  DecodeArgs decode;
+  bool tiles_by_tma;  // false: every tile by cp.async
+  bool q_by_tma;      // false: q by cp.async
+};
+
+// The kernel parameter of a launch: `args` and the maps of q (boxes of `block_h` heads) and of
+// the cache (boxes of `block_t` tokens), where they can be encoded.
+inline WgmmaArgs with_tile_maps(const DecodeParams& params, const DecodeArgs& args, int block_h,
+                                int block_t) {
+  WgmmaArgs kernel_args{.kv_tile_map = {}, .q_tile_map = {}, .decode = args,
+                        .tiles_by_tma = false, .q_by_tma = false};
+  kernel_args.tiles_by_tma = encode_kv_tile_map(params, block_t, &kernel_args.kv_tile_map);
+  kernel_args.q_by_tma = encode_q_tile_map(params, block_h, &kernel_args.q_tile_map);
+  return kernel_args;
+}
+
+// Shared-memory addresses of q's tile, the ring's stages and their barriers: tile_landed[stage]
+// (the 128 copy threads arrive when their copies land; TMA copies complete their bytes on it),
+// stage_free[stage] (every MMA warp arrives when done reading the stage).
+struct TileRing {
+  std::uint32_t q_tile;
+  std::uint32_t kv_tiles;
+  std::uint32_t tile_landed;
+  std::uint32_t stage_free;
+  int q_bytes;
+  int kv_stage_bytes;
+
+#ifdef MLALAB_WGMMA_AVAILABLE
+  // By one thread, before the CTA's first barrier.
+  template <int kStages>
+  __device__ void init_barriers(int mma_warps) const {
+    for (int stage = 0; stage < kStages; ++stage) {
+      mbarrier_init(tile_landed + stage * 8, kCopyThreads);
+      mbarrier_init(stage_free + stage * 8, mma_warps);
+    }
+    // The TMA copies complete their bytes on tile_landed through the async proxy.
+    fence_async_proxy();
+  }
+#endif
+};
+
+#ifdef MLALAB_WGMMA_AVAILABLE
+// The copy warpgroup (threads kMmaThreads .. kMmaThreads + 127) for a CTA whose q tile is
+// kQRows heads and whose KV tiles are kBlockT tokens: a split CTA's one part (`work`), or a
+// balanced worker's parts through `cursor`. Returns once every copy has been issued and has
+// landed.
+template <int kQRows, int kBlockT, int kStages, int kMmaThreads, typename Parts, bool kBalanced>
+__device__ __forceinline__ void run_copy_warpgroup(const WgmmaArgs& kernel_args,
+                                                   const TileRing& ring, CtaWork& work,
+                                                   PartsCursor& cursor) {
+  const DecodeArgs& args = kernel_args.decode;
+  const DecodeParams& p = args.params;
+  const bool tma_issuer = threadIdx.x == kMmaThreads;
+  // Short parts (batch 1: a few tiles each) would otherwise wait for the maps' fetch.
+  if (tma_issuer && kernel_args.tiles_by_tma) prefetch_tensor_map(&kernel_args.kv_tile_map);
+  if (tma_issuer && kernel_args.q_by_tma) prefetch_tensor_map(&kernel_args.q_tile_map);
+  int ring_tile = 0;
+  const auto copy_part = [&] {
+    // q is replaced once the MMA warps are done with the previous part's last tile. The wait
+    // also puts q's bytes on the right phase of the first tile's barrier: that tile's
+    // previous phase (ring_tile − kStages) completed before the MMA warps freed tile
+    // ring_tile − 1.
+    if (ring_tile > 0) {
+      mbarrier_wait(ring.stage_free + (ring_tile - 1) % kStages * 8,
+                    (ring_tile - 1) / kStages % 2);
+    }
+    // q lands with the part's first tile, on its barrier.
+    if (kernel_args.q_by_tma) {
+      if (tma_issuer) {
+        const std::uint32_t first_tile_landed = ring.tile_landed + ring_tile % kStages * 8;
+        mbarrier_expect_tx(first_tile_landed, ring.q_bytes);
+        tma_load_4d(ring.q_tile, &kernel_args.q_tile_map, 0, work.head0, 0, work.batch,
+                    first_tile_landed);
+      }
+    } else {
+      constexpr int kQGroups = copy_groups_per_warp<kQRows>();
+      const bf16* q_sources[kQGroups];
+#pragma unroll
+      for (int i = 0; i < kQGroups; ++i) q_sources[i] = work.q_row(p, copy_row(i));
+      copy_tile_async<kQRows>(ring.q_tile, p.d_qk, p.q, q_sources);
+    }
+
+    constexpr int kKvGroups = copy_groups_per_warp<kBlockT>();
+    KvRowLookahead<kBlockT, kKvGroups> kv_rows(args, work, copy_row(0), kCopyWarps * kCoreRows);
+    // The one thread that issues the TMA copies reads each tile's page-table entry a tile
+    // ahead, as kv_rows does for the cp.async rows.
+    const int* const page_of_token =
+        p.page_table + static_cast<std::int64_t>(work.batch) * p.page_table_stride;
+    const auto tile_page = [&](int step) {
+      const int token = work.token_begin + step * kBlockT;
+      return token < work.token_end ? page_of_token[token >> args.page_shift] : -1;
+    };
+    int next_page = tma_issuer ? tile_page(0) : -1;
+    for (int step = 0; step < work.steps; ++step, ++ring_tile) {
+      const int stage = ring_tile % kStages;
+      if (ring_tile >= kStages) {
+        mbarrier_wait(ring.stage_free + stage * 8, (ring_tile / kStages - 1) % 2);
+      }
+      const bf16* sources[kKvGroups];
+      kv_rows.take(step, sources);
+      const std::uint32_t tile = ring.kv_tiles + stage * ring.kv_stage_bytes;
+      const int tile_token = work.token_begin + step * kBlockT;
+      // A whole tile lies in one page (the map exists only where pages are at least a tile
+      // and tiles start at multiples of block_t): one box. A part's last, partial tile goes
+      // by cp.async, which zero-fills the rows past the sequence's end (a page's stale rows
+      // could hold NaN, and P·V multiplies them by a zero probability).
+      if (kernel_args.tiles_by_tma && tile_token + kBlockT <= work.token_end) {
+        if (tma_issuer) {
+          // A page out of range (the launch does not read the page table; the host-side
+          // checks refuse one) reads nothing: its box lies outside the map and lands as
+          // zeros, its bytes still counted.
+          const bool page_valid =
+              static_cast<unsigned>(next_page) < static_cast<unsigned>(p.num_pages);
+          // No proxy fence here, though the stage's last writer may have been cp.async (the
+          // generic proxy): the MMA threads that waited for that tile fenced then (after
+          // their wait for it), and the stage is free only after their arrival, so a fence
+          // lies on the path from those writes to this one (PTX memory model).
+          mbarrier_expect_tx(ring.tile_landed + stage * 8, ring.kv_stage_bytes);
+          tma_load_4d(tile, &kernel_args.kv_tile_map, 0,
+                      tile_token & ((1 << args.page_shift) - 1), 0,
+                      page_valid ? next_page : p.num_pages, ring.tile_landed + stage * 8);
+          next_page = tile_page(step + 1);  // the next tile's, read a tile ahead
+        }
+      } else {
+        copy_tile_async<kBlockT>(tile, p.d_qk, p.kv_cache, sources);
+      }
+      // Counts this thread's cp.async copies since its last arrival (q's too, with a part's
+      // first tile, where q goes by cp.async). The issuing thread's expect_tx precedes its
+      // own arrival, so the phase cannot complete before the TMA copies' bytes have landed.
+      mbarrier_arrive_on_copies(ring.tile_landed + stage * 8);
+    }
+  };
+  if constexpr (kBalanced) {
+    const auto copy_barrier = [] { sync_copy_threads<kCopyThreads>(); };
+    while (Parts::next(args, cursor, tma_issuer, copy_barrier, work)) copy_part();
+  } else {
+    copy_part();
+  }
+  portable::cp_async_wait<0>();
+}
+#endif  // MLALAB_WGMMA_AVAILABLE
+
+}  // namespace mlalab::kernels::wgmma
