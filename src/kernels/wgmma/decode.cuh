@@ -64,12 +64,6 @@ struct Traits {
   static constexpr int kProbRow = prob_row_elems(kBlockT);
 };
 
-constexpr int kKStepBytes = 16 * 2;  // 16 columns of d_qk: a quarter of a span
-constexpr int kKStepsPerSpan = kSpanElems / 16;
-// k-steps of S = Q·Kᵀ: 32 in V4 (d_qk 512), 36 in V3 (576); the family supports exactly these.
-constexpr int kCommonKSteps = dims_of(Layout::kV4).d_qk / 16;
-constexpr int kMaxKSteps = dims_of(Layout::kV3).d_qk / 16;
-static_assert(kCommonKSteps <= kMaxKSteps);
 
 template <int kBlockT, int kStages, bool kBalanced>
 __global__ void __launch_bounds__(kThreads, 1)
@@ -255,25 +249,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           mma_m64n32k16_ss<kAccumulate>(scores, a, b);
         }
       };
-      // The k-steps both layouts have, then V3's four more, each a straight run of MMAs: a
-      // loop or branch inside one fence…commit span makes ptxas serialize the MMAs.
-      fence_operands();
-#pragma unroll
-      for (int k = 0; k < kCommonKSteps; ++k) {
-        if (k == 0) {
-          score_mma.template operator()<false>(k);
-        } else {
-          score_mma.template operator()<true>(k);
-        }
-      }
-      commit_group();
-      if (k_steps > kCommonKSteps) {
-        fence_operands();
-#pragma unroll
-        for (int k = kCommonKSteps; k < kMaxKSteps; ++k) score_mma.template operator()<true>(k);
-        commit_group();
-      }
-
+      issue_score_mmas(score_mma, k_steps);
       wait_group<0>();
       pin_registers(scores);
 

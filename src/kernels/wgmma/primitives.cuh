@@ -7,6 +7,8 @@
 // any sm_90 or later.
 #include <cstdint>
 
+#include "kernels/wgmma/traits.h"
+
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define MLALAB_WGMMA_AVAILABLE 1
 #endif
@@ -152,6 +154,30 @@ template <int kCount>
 __device__ __forceinline__ void pin_registers(float (&values)[kCount]) {
 #pragma unroll
   for (int i = 0; i < kCount; ++i) asm volatile("" : "+f"(values[i])::"memory");
+}
+
+// The MMAs of one S (or Sᵀ) over d_qk and their wait: `score_mma.template operator()<
+// kAccumulate>(k)` issues k-step k. The k-steps both layouts have, then V3's four more
+// (`k_steps` > kCommonKSteps), each a straight run of MMAs: a loop or branch inside one
+// fence…commit span makes ptxas serialize the MMAs. The first overwrites the accumulators.
+template <typename ScoreMma>
+__device__ __forceinline__ void issue_score_mmas(const ScoreMma& score_mma, int k_steps) {
+  fence_operands();
+#pragma unroll
+  for (int k = 0; k < kCommonKSteps; ++k) {
+    if (k == 0) {
+      score_mma.template operator()<false>(k);
+    } else {
+      score_mma.template operator()<true>(k);
+    }
+  }
+  commit_group();
+  if (k_steps > kCommonKSteps) {
+    fence_operands();
+#pragma unroll
+    for (int k = kCommonKSteps; k < kMaxKSteps; ++k) score_mma.template operator()<true>(k);
+    commit_group();
+  }
 }
 
 // d (64×16 fp32 per warpgroup; 8 per thread) = A (64×16, descriptor) · B (16 × 16 K-major,

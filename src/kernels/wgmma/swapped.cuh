@@ -171,31 +171,12 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
           kv_tile - stage * plan.kv_stage_bytes - plan.q_bytes, 16, kAtomBytes);
       // k-step k reads columns 16k..16k+15: span k / 4, a quarter of it in.
       const auto score_mma = [&]<bool kAccumulate>(int k) {
-        const int in_span = k % 4 * 32;
+        const int in_span = k % kKStepsPerSpan * kKStepBytes;
         mma_m64n16k16_ss<kAccumulate>(
-            scores, advance(k_desc, k / 4 * span_stride_bytes(T::kBlockT) + in_span),
-            advance(q_desc, k / 4 * span_stride_bytes(T::kBlockH) + in_span));
+            scores, advance(k_desc, k / kKStepsPerSpan * span_stride_bytes(T::kBlockT) + in_span),
+            advance(q_desc, k / kKStepsPerSpan * span_stride_bytes(T::kBlockH) + in_span));
       };
-      // The k-steps both layouts have, then V3's four more, each a straight run of MMAs: a
-      // loop or branch inside one fence…commit span makes ptxas serialize the MMAs.
-      constexpr int kCommonKSteps = dims_of(Layout::kV4).d_qk / 16;
-      constexpr int kMaxKSteps = dims_of(Layout::kV3).d_qk / 16;
-      fence_operands();
-#pragma unroll
-      for (int k = 0; k < kCommonKSteps; ++k) {
-        if (k == 0) {
-          score_mma.template operator()<false>(k);
-        } else {
-          score_mma.template operator()<true>(k);
-        }
-      }
-      commit_group();
-      if (k_steps > kCommonKSteps) {
-        fence_operands();
-#pragma unroll
-        for (int k = kCommonKSteps; k < kMaxKSteps; ++k) score_mma.template operator()<true>(k);
-        commit_group();
-      }
+      issue_score_mmas(score_mma, k_steps);
       wait_group<0>();
       pin_registers(scores);
 
@@ -278,7 +259,7 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
           mma_m64n16k16_ss<true, true>(
               out_acc[tile],
               advance(v_desc, tile * span_stride_bytes(T::kBlockT) + kk * 2 * kAtomBytes),
-              advance(p_desc, kk * 32));
+              advance(p_desc, kk * kKStepBytes));
         }
       }
       commit_group();

@@ -49,6 +49,14 @@ constexpr int kSpanBytes = 128;
 constexpr int kAtomBytes = 1024;  // 8 rows of a span: the swizzle's period
 constexpr int span_stride_bytes(int rows) { return rows * kSpanBytes; }
 
+// The k-steps of S (16 columns of d_qk each, a quarter of a span): 32 in V4 (d_qk 512), 36 in
+// V3 (576); the family supports exactly these.
+constexpr int kKStepBytes = 16 * 2;
+constexpr int kKStepsPerSpan = kSpanElems / 16;
+constexpr int kCommonKSteps = dims_of(Layout::kV4).d_qk / 16;
+constexpr int kMaxKSteps = dims_of(Layout::kV3).d_qk / 16;
+static_assert(kCommonKSteps <= kMaxKSteps);
+
 // How far (base 2) a tile's maximum may pass the running one before the running one moves
 // (both kernels): O, rescaled whenever it moves, rarely is, and P stays at most 2^8.
 constexpr float kMaxGrowthLog2 = 8.0f;
