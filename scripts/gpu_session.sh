@@ -64,13 +64,13 @@ for stage in "${stages[@]}"; do
       ;;
     sanitize)
       # A representative subset: the study's variant, a large-tile one and the wgmma family's
-      # two schedules, every case of both layouts under memcheck; racecheck and synccheck (far
+      # two schedules and its swapped kernel, every case of both layouts under memcheck; racecheck and synccheck (far
       # slower) on three small cases that still cover splits, masking and page sizes.
       # racecheck leaves out the seesaw (wgmma t32): it does not model bar.arrive -> bar.sync
       # and reports the hand-off's buffers, which that pair orders (PTX memory model); with
       # the giver syncing too it reports nothing (docs/results/2026-12-02-h200-handoff/).
-      sanitized_variants='^(h16_t16_w4_s2|h64_t32_w8_s2|wgmma_h64_t32_w8_s4|wgmma_h64_t64_w8_s2)$'
-      racechecked_variants='^(h16_t16_w4_s2|h64_t32_w8_s2|wgmma_h64_t64_w8_s2)$'
+      sanitized_variants='^(h16_t16_w4_s2|h64_t32_w8_s2|wgmma_h64_t32_w8_s4|wgmma_h64_t64_w8_s2|wgmma_h16_t64_w4_s2)$'
+      racechecked_variants='^(h16_t16_w4_s2|h64_t32_w8_s2|wgmma_h64_t64_w8_s2|wgmma_h16_t64_w4_s2)$'
       small_cases='^(one_token_b1_h1_p1|b3_h64_p64|b3_h17_p16)$'
       run memcheck env MLALAB_TEST_VARIANTS="$sanitized_variants" \
         compute-sanitizer --tool memcheck --error-exitcode 1 "$gpu_tests" \
