@@ -167,6 +167,9 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
       float scores[8];  // no zeroing: the first MMA overwrites
       const std::uint64_t k_desc = matrix_descriptor(kv_tile, 16, kAtomBytes);
       // q's address from the tile's (a loop-invariant q descriptor stays in vector registers).
+      // Not through opaque() as in decode.cuh: here that put it in vector registers again. A
+      // compiler that folds these offsets back to the loop-invariant addresses would bring the
+      // R2URs back: count them in the SASS (nvdisasm) after a toolkit update.
       const std::uint64_t q_desc = matrix_descriptor(
           kv_tile - stage * plan.kv_stage_bytes - plan.q_bytes, 16, kAtomBytes);
       // k-step k reads columns 16k..16k+15: span k / 4, a quarter of it in.

@@ -116,8 +116,9 @@ struct TileRing {
 #ifdef MLALAB_WGMMA_AVAILABLE
 // The copy warpgroup (threads kMmaThreads .. kMmaThreads + 127) for a CTA whose q tile is
 // kQRows heads and whose KV tiles are kBlockT tokens: a split CTA's one part (`work`), or a
-// balanced worker's parts through `cursor`. Returns once every copy has been issued and has
-// landed.
+// balanced worker's parts through `cursor`. Returns once every copy has been issued and this
+// thread's cp.async copies have landed (the issuer's TMA copies may still be in flight: the
+// MMA warps wait for them on tile_landed, and keep the CTA resident until then).
 template <int kQRows, int kBlockT, int kStages, int kMmaThreads, typename Parts, bool kBalanced>
 __device__ __forceinline__ void run_copy_warpgroup(const WgmmaArgs& kernel_args,
                                                    const TileRing& ring, CtaWork& work,

@@ -2,13 +2,16 @@
 // The wgmma family's shape rules and shared-memory plan. Plain constexpr host code, so the
 // feasibility pruning and `mlalab configs` compute the same plan as the kernel without a GPU.
 //
-// The family is built for H = 128 (compute-bound): 64 heads per CTA (the M of one warpgroup
-// MMA) and two warpgroups that split every step's work in half — S = Q·Kᵀ by token columns,
-// O = P·V by d_v columns — so each thread keeps 128 fp32 accumulators of O. A third warpgroup
-// only copies: partial tiles by cp.async, whose issue stalls for as long as the memory system
-// is busy (warps of their own keep those stalls off the tensor cores' critical path), and q and
-// every whole KV tile with one TMA copy each, which one thread issues (tensor_maps.h; where
-// the driver cannot encode a map, those copies fall back to cp.async).
+// Two kernels. decode.cuh is built for H = 128 (compute-bound): 64 heads per CTA (the M of one
+// warpgroup MMA) and two warpgroups that split every step's work in half — S = Q·Kᵀ by token
+// columns, O = P·V by d_v columns — so each thread keeps 128 fp32 accumulators of O; the
+// constants below up to the swapped kernel's are its own (swapped.cuh takes its counts from
+// SwappedTraits only: a bar.sync counted with these would hang it). swapped.cuh, for up to
+// 16 heads, is described with its constants below. In both a further warpgroup only copies:
+// partial tiles by cp.async, whose issue stalls for as long as the memory system is busy
+// (warps of their own keep those stalls off the tensor cores' critical path), and q and every
+// whole KV tile with one TMA copy each, which one thread issues (tensor_maps.h; where the
+// driver cannot encode a map, those copies fall back to cp.async).
 #include "core/kernel_config.h"
 #include "core/layout.h"
 #include "kernels/balanced_partition.h"
