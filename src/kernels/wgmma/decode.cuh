@@ -64,7 +64,6 @@ struct Traits {
   static constexpr int kProbRow = prob_row_elems(kBlockT);
 };
 
-
 template <int kBlockT, int kStages, bool kBalanced>
 __global__ void __launch_bounds__(kThreads, 1)
     decode_kernel(const __grid_constant__ WgmmaArgs kernel_args) {
@@ -87,16 +86,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   const std::uint32_t tile_landed =
       q_tile + plan.q_bytes + plan.kv_bytes + plan.prob_bytes + plan.row_stat_bytes;
   const std::uint32_t stage_free = tile_landed + kStages * 8;
-  const TileRing ring{.q_tile = q_tile, .kv_tiles = kv_tiles, .tile_landed = tile_landed,
+  const TileRing<kStages> ring{.q_tile = q_tile, .kv_tiles = kv_tiles, .tile_landed = tile_landed,
                       .stage_free = stage_free, .q_bytes = plan.q_bytes,
                       .kv_stage_bytes = plan.kv_stage_bytes};
-  // Balanced launches: the cursor of the MMA warpgroups (0) or of the copy warpgroup (1),
-  // which follow the barriers. Found from stage_free where it is used, rather than kept as a
-  // pointer that the register-bound loops would have to hold (ptxas spilled it).
-  const auto cursor = [stage_free](int owner) -> PartsCursor& {
-    return *static_cast<PartsCursor*>(
-        __cvta_shared_to_generic(stage_free + kStages * 8 + owner * sizeof(PartsCursor)));
-  };
 
   // A split CTA's one part, or a balanced worker's parts, which the copy warpgroup and the
   // MMA warpgroups walk apart, each through its cursor.
@@ -104,7 +96,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   CtaWork work{};
   if constexpr (kBalanced) {
     const PartsCursor first = Parts::start(args, smem_base);
-    if (threadIdx.x == 0) cursor(0) = cursor(1) = first;
+    if (threadIdx.x == 0) ring.cursor(0) = ring.cursor(1) = first;
   } else {
     work = Parts::split_part(args);
     if (work.steps <= 0) {
@@ -113,7 +105,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       return;
     }
   }
-  if (threadIdx.x == 0) ring.template init_barriers<kStages>(kWarps);
+  if (threadIdx.x == 0) ring.init_barriers(kWarps);
   __syncthreads();
   const int lane = threadIdx.x % 32;
 
@@ -121,7 +113,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (threadIdx.x >= kMmaThreads) {
     release_registers<kCopyRegisters>();
     run_copy_warpgroup<kBlockH, kBlockT, kStages, kMmaThreads, Parts, kBalanced>(
-        kernel_args, ring, work, cursor(1));
+        kernel_args, ring, work, ring.cursor(1));
     allow_dependent_launch();
     return;
   }
@@ -144,14 +136,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int k_steps = p.d_qk / 16;
 
   int ring_tile = 0;  // as the copy warpgroup counts
-  // Tile `ring_index` of the ring has landed. Partial tiles (and q, where no tensor map could
-  // be encoded) come by cp.async, through the generic proxy, and the tensor cores read
-  // through the async proxy, hence the fence; it also orders those writes before the next TMA
-  // copy into the stage, whose issuer no longer fences.
-  const auto wait_tile_landed = [&](int ring_index) {
-    mbarrier_wait(tile_landed + ring_index % kStages * 8, ring_index / kStages % 2);
-    fence_async_proxy();
-  };
   // O times a factor per row half (accumulator i holds row half i / 2 % 2).
   const auto rescale_out = [](float (&out_acc)[T::kPvTiles][32], const float (&factor)[2]) {
 #pragma unroll
@@ -222,7 +206,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
     for (int step = 0; step < work.steps; ++step, ++ring_tile) {
       const int stage = ring_tile % kStages;
-      wait_tile_landed(ring_tile);
+      ring.wait_landed(ring_tile);
       const std::uint32_t kv_tile = kv_tiles + stage * plan.kv_stage_bytes;
 
       // ---- 1. S = Q·Kᵀ for this group's tokens -----------------------------------------
@@ -381,7 +365,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         if constexpr (kMine) {
           // ---- 1. S = Q·Kᵀ of tile t, issued first: the tensor cores have it while this
           // group waits for the other's hand-off. No zeroing: the first MMA overwrites.
-          wait_tile_landed(first_tile + t);
+          ring.wait_landed(first_tile + t);
           const int stage = stage_of(t);
           const std::uint32_t kv_tile = tile_address(t);
           // q's descriptor from the tile address, which ptxas keeps in a uniform register
@@ -523,7 +507,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           // q lands on tile 0's barrier, which group 1's first S (of tile 1) does not wait
           // for: a TMA copy of q may land after tile 1's (a cp.async q did not, as its
           // thread's arrival for tile 1 waited for all its earlier copies).
-          wait_tile_landed(first_tile);
+          ring.wait_landed(first_tile);
         }
         for (; t < work.steps; t += 2) iteration.template operator()<kKSteps, true, true>(t);
         if (t - 1 < work.steps) iteration.template operator()<kKSteps, true, false>(t);
@@ -540,7 +524,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   if constexpr (kBalanced) {
     const auto mma_barrier = [] { sync_mma_threads<kMmaThreads>(); };
-    while (Parts::next(args, cursor(0), threadIdx.x == 0, mma_barrier, work)) {
+    while (Parts::next(args, ring.cursor(0), threadIdx.x == 0, mma_barrier, work)) {
       if constexpr (uses_seesaw(T::kShape)) {
         seesaw_part();
       } else {

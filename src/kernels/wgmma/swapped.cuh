@@ -83,20 +83,15 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
       reinterpret_cast<float*>(smem_base + plan.q_bytes + plan.kv_bytes + plan.prob_bytes);
   const std::uint32_t tile_landed = probs + plan.prob_bytes + plan.row_stat_bytes;
   const std::uint32_t stage_free = tile_landed + kStages * 8;
-  const TileRing ring{.q_tile = q_tile, .kv_tiles = kv_tiles, .tile_landed = tile_landed,
+  const TileRing<kStages> ring{.q_tile = q_tile, .kv_tiles = kv_tiles, .tile_landed = tile_landed,
                       .stage_free = stage_free, .q_bytes = plan.q_bytes,
                       .kv_stage_bytes = plan.kv_stage_bytes};
-  // Balanced launches: the cursor of the MMA warpgroup (0) or of the copy warpgroup (1).
-  const auto cursor = [stage_free](int owner) -> PartsCursor& {
-    return *static_cast<PartsCursor*>(
-        __cvta_shared_to_generic(stage_free + kStages * 8 + owner * sizeof(PartsCursor)));
-  };
 
   using Parts = CtaParts<T::kBlockH, T::kBlockT, T::kThreads, kBalanced>;
   CtaWork work{};
   if constexpr (kBalanced) {
     const PartsCursor first = Parts::start(args, smem_base);
-    if (threadIdx.x == 0) cursor(0) = cursor(1) = first;
+    if (threadIdx.x == 0) ring.cursor(0) = ring.cursor(1) = first;
   } else {
     work = Parts::split_part(args);
     if (work.steps <= 0) {
@@ -105,12 +100,12 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
       return;
     }
   }
-  if (threadIdx.x == 0) ring.template init_barriers<kStages>(kSwappedWarps);
+  if (threadIdx.x == 0) ring.init_barriers(kSwappedWarps);
   __syncthreads();
 
   if (threadIdx.x >= T::kMmaThreads) {
     run_copy_warpgroup<T::kBlockH, T::kBlockT, kStages, T::kMmaThreads, Parts, kBalanced>(
-        kernel_args, ring, work, cursor(1));
+        kernel_args, ring, work, ring.cursor(1));
     allow_dependent_launch();
     return;
   }
@@ -123,12 +118,6 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
   const int k_steps = p.d_qk / 16;
   int ring_tile = 0;  // as the copy warpgroup counts
   const auto sync_mma_warps = [] { sync_mma_threads<T::kMmaThreads>(); };
-  // Partial tiles (and q, where no tensor map could be encoded) come by cp.async, through the
-  // generic proxy, and the tensor cores read through the async proxy, hence the fence.
-  const auto wait_tile_landed = [&](int ring_index) {
-    mbarrier_wait(tile_landed + ring_index % kStages * 8, ring_index / kStages % 2);
-    fence_async_proxy();
-  };
   // Pᵀ[head][token] in the swizzled layout (traits.h): head rows 128 bytes apart, the 16-byte
   // unit of token t at t / 8 ^ head % 8.
   const auto prob_offset = [](int head, int token) {
@@ -154,7 +143,7 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
     }
 
     for (int step = 0; step < work.steps; ++step, ++ring_tile) {
-      wait_tile_landed(ring_tile);
+      ring.wait_landed(ring_tile);
       // The stage as a broadcast: ptxas then knows it is warp-uniform, and every descriptor
       // derived from it (the tile's, q's and Pᵀ's, all as offsets from the tile) is computed
       // in uniform registers. From the loop counter directly, they were computed per MMA in
@@ -317,7 +306,7 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
   };
 
   if constexpr (kBalanced) {
-    while (Parts::next(args, cursor(0), threadIdx.x == 0, sync_mma_warps, work)) {
+    while (Parts::next(args, ring.cursor(0), threadIdx.x == 0, sync_mma_warps, work)) {
       part();
       sync_mma_warps();  // the next part's first tile writes head_stats again
       timeline_part_done(args, work);

@@ -88,9 +88,11 @@ inline WgmmaArgs with_tile_maps(const DecodeParams& params, const DecodeArgs& ar
   return kernel_args;
 }
 
-// Shared-memory addresses of q's tile, the ring's stages and their barriers: tile_landed[stage]
-// (the 128 copy threads arrive when their copies land; TMA copies complete their bytes on it),
-// stage_free[stage] (every MMA warp arrives when done reading the stage).
+// Shared-memory addresses of q's tile, the ring's kStages stages and their barriers:
+// tile_landed[stage] (the 128 copy threads arrive when their copies land; TMA copies complete
+// their bytes on it), stage_free[stage] (every MMA warp arrives when done reading the stage),
+// and after them a balanced launch's two cursors.
+template <int kStages>
 struct TileRing {
   std::uint32_t q_tile;
   std::uint32_t kv_tiles;
@@ -101,7 +103,6 @@ struct TileRing {
 
 #ifdef MLALAB_WGMMA_AVAILABLE
   // By one thread, before the CTA's first barrier.
-  template <int kStages>
   __device__ void init_barriers(int mma_warps) const {
     for (int stage = 0; stage < kStages; ++stage) {
       mbarrier_init(tile_landed + stage * 8, kCopyThreads);
@@ -110,7 +111,24 @@ struct TileRing {
     // The TMA copies complete their bytes on tile_landed through the async proxy.
     fence_async_proxy();
   }
+
+  // The MMA warps' wait for tile `ring_index` of the ring. Partial tiles (and q, where no
+  // tensor map could be encoded) come by cp.async, through the generic proxy, and the tensor
+  // cores read through the async proxy, hence the fence; it also orders those writes before
+  // the next TMA copy into the stage, whose issuer does not fence.
+  __device__ void wait_landed(int ring_index) const {
+    mbarrier_wait(tile_landed + ring_index % kStages * 8, ring_index / kStages % 2);
+    fence_async_proxy();
+  }
 #endif
+
+  // Balanced launches: the cursor of the MMA warps (0) or of the copy warpgroup (1), which
+  // follow the barriers. Found from stage_free where it is used, rather than kept as a pointer
+  // that the register-bound loops would have to hold (ptxas spilled it).
+  __device__ PartsCursor& cursor(int owner) const {
+    return *static_cast<PartsCursor*>(
+        __cvta_shared_to_generic(stage_free + kStages * 8 + owner * sizeof(PartsCursor)));
+  }
 };
 
 #ifdef MLALAB_WGMMA_AVAILABLE
@@ -121,7 +139,8 @@ struct TileRing {
 // MMA warps wait for them on tile_landed, and keep the CTA resident until then).
 template <int kQRows, int kBlockT, int kStages, int kMmaThreads, typename Parts, bool kBalanced>
 __device__ __forceinline__ void run_copy_warpgroup(const WgmmaArgs& kernel_args,
-                                                   const TileRing& ring, CtaWork& work,
+                                                   const TileRing<kStages>& ring,
+                                                   CtaWork& work,
                                                    PartsCursor& cursor) {
   const DecodeArgs& args = kernel_args.decode;
   const DecodeParams& p = args.params;
