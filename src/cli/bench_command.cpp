@@ -82,9 +82,10 @@ CLI::Validator split_validator() {
 
 std::string footer() {
   return fmt::format(R"(Split policies (--split):
-  heuristic        the split count minimising waves x (steps per split + {}), where a wave is
-                   SMs x resident CTAs of the variant: whole waves, no needless splitting;
-                   at least {} steps of block_t tokens per split, at most {} splits
+  heuristic        the split count minimising waves x (steps per split + {}) + splits / 16
+                   (the combine's share), where a wave is SMs x resident CTAs of the
+                   variant: whole waves, no needless splitting; at least {} steps of
+                   block_t tokens per split ({} tokens if fewer steps), at most {} splits
   fixed:N          exactly N splits, N in [1, {}] (capped so every split has tokens)
   target_ctas:T    the fewest splits with batch x head_blocks x splits >= T (T >= 1)
   balanced[:W]     no per-sequence split: W workers per head block (default one wave of
@@ -119,7 +120,8 @@ Examples:
   mlalab bench --heads 128 --batch 64 --context 8192 --lengths uniform:0.125 --split balanced
   mlalab bench --heads 128 --batch 80 --split balanced --timeline tl.json  (a timeline build))",
                      kernels::kPrologueSteps, kernels::kMinTilesPerSplit,
-                     kernels::kMaxHeuristicSplits, kMaxSplits, kernels::kPrologueSteps);
+                     kernels::kMinTokensPerSplit, kernels::kMaxHeuristicSplits, kMaxSplits,
+                     kernels::kPrologueSteps);
 }
 
 void register_options(CLI::App& command, BenchOptions* raw) {

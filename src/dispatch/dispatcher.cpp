@@ -36,6 +36,16 @@ constexpr std::string_view kPreferredPortable = "h16_t16_w4_s2";
 constexpr int kWgmmaMinHeads = 64;
 constexpr int kWgmmaMinBatch = 8;
 constexpr long long kWgmmaMinBatchTokens = 32768;  // batch × max context
+// Up to 16 heads the swapped kernel (16 heads per CTA, the tile's tokens as the MMAs' M) comes
+// before both: measured at H = 16 (V3, heuristic splits, 45 keys of batch 1-128 × 512-16,384
+// tokens, docs/results/2026-12-02-h200-v30/default-h16/) it is the fastest or within 2.5 % of
+// the fastest wherever a batch holds fewer than 262,144 tokens (+1.7 to +12.6 % over the
+// seesaw at 4,096 tokens, batch 1-32), and 1-4 % behind the seesaw from there (batch 128 at
+// 2,048 and 4,096 tokens, batch 16-128 at 16,384), except below batch 8, where it leads at
+// every length measured (+7 to +11 % at 16,384 tokens).
+constexpr std::string_view kSwappedWgmma = "wgmma_h16_t64_w4_s2";
+constexpr int kSwappedMaxHeads = 16;
+constexpr long long kSwappedMaxBatchTokens = 262144;  // batch × max context, exclusive
 
 // A key no call can have is a caller's mistake; it is named like an InputError.
 void check_key(DispatchKey key) {
@@ -109,11 +119,16 @@ KernelConfig default_config(Layout layout, int num_heads, DispatchKey key, Split
       candidates.push_back(variant);
     }
   };
+  const long long batch_tokens = static_cast<long long>(key.batch) * key.max_context;
+  const bool sm90a =
+      kernels::current_device().compute_capability == kernels::wgmma::kComputeCapability;
+  if (sm90a && num_heads <= kSwappedMaxHeads &&
+      (key.batch < kWgmmaMinBatch || batch_tokens < kSwappedMaxBatchTokens)) {
+    consider(kernels::find_variant(kSwappedWgmma));
+  }
   const bool enough_tokens =
-      key.batch >= kWgmmaMinBatch &&
-      static_cast<long long>(key.batch) * key.max_context >= kWgmmaMinBatchTokens;
-  if ((num_heads >= kWgmmaMinHeads || enough_tokens) &&
-      kernels::current_device().compute_capability == kernels::wgmma::kComputeCapability) {
+      key.batch >= kWgmmaMinBatch && batch_tokens >= kWgmmaMinBatchTokens;
+  if (sm90a && (num_heads >= kWgmmaMinHeads || enough_tokens)) {
     for (const std::string_view name : kPreferredWgmma) consider(kernels::find_variant(name));
   }
   consider(kernels::find_variant(kPreferredPortable));

@@ -53,10 +53,12 @@ struct ResolvedLaunch {
 };
 
 // The config a key gets without a table, or when the table has no entry for it: the preferred
-// compiled variant that can run here (on sm_90a wgmma_h64_t32_w8_s4, else wgmma_h64_t64_w8_s2,
-// for 64 heads or more, or for a batch of 8 or more that holds 32,768 tokens or more at its
-// max context; else h16_t16_w4_s2, else the first compiled variant that can), with `split`
-// (default the heuristic). Throws std::runtime_error when no compiled variant can run here.
+// compiled variant that can run here (on sm_90a: for up to 16 heads, wgmma_h16_t64_w4_s2 for a
+// batch below 8 or one that holds fewer than 262,144 tokens at its max context; then
+// wgmma_h64_t32_w8_s4, else wgmma_h64_t64_w8_s2, for 64 heads or more, or for a batch of 8 or
+// more that holds 32,768 tokens or more; else h16_t16_w4_s2, else the first compiled variant
+// that can), with `split` (default the heuristic). Throws std::runtime_error when no compiled
+// variant can run here.
 KernelConfig default_config(Layout layout, int num_heads, DispatchKey key, SplitPolicy split = {});
 
 // Resolves one key with no side effect: the table's entry (bucket_of on both axes) when a table

@@ -48,6 +48,17 @@ struct DecodeArgs {
 constexpr float kLn2 = 0.69314718055994530942f;
 constexpr float kLog2e = 1.44269504088896340736f;
 
+// 2^x for the wgmma kernels' softmax: the special-function unit's ex2 alone. exp2f adds a
+// compare and two predicated multiplies per call to keep results below 2^-126 (denormals)
+// exact; a weight that small is nothing beside the row's largest, which is 1, so flushing it
+// to zero changes no result, and the three instructions sit on the softmax's chain.
+// ex2(−∞) is +0.
+__device__ __forceinline__ float exp2_approx(float x) {
+  float result;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(result) : "f"(x));
+  return result;
+}
+
 // One part of a CTA's work: a token range of one sequence, for one head block.
 struct CtaWork {
   int head0;        // first head of the block

@@ -29,12 +29,14 @@ int choose_num_splits(const SplitPolicy& policy, int batch, int head_blocks, int
   const long long slots_per_wave =
       std::max(1LL, static_cast<long long>(slots.sm_count) * slots.ctas_per_sm);
   const int heuristic_cap = std::max(1, std::min({kMaxHeuristicSplits, cap,
-                                                  steps / kMinTilesPerSplit}));
+                                                  steps / min_steps_per_split(block_t)}));
   int best_splits = 1;
   long long best_cost = -1;
   for (int splits = 1; splits <= heuristic_cap; ++splits) {
     const long long waves = (base_ctas * splits + slots_per_wave - 1) / slots_per_wave;
-    const long long cost = waves * (ceil_div(steps, splits) + kPrologueSteps);
+    // In sixteenths of a step: the waves, and the combine's kCombineSixteenthsPerSplit.
+    const long long cost = 16 * waves * (ceil_div(steps, splits) + kPrologueSteps) +
+                           kCombineSixteenthsPerSplit * splits;
     if (best_cost < 0 || cost < best_cost) {
       best_cost = cost;
       best_splits = splits;

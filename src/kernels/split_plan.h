@@ -34,23 +34,41 @@ struct LaunchPlan {
 // Splits for a policy:
 //   fixed:N         N
 //   target_ctas:T   the smallest s with batch · head_blocks · s ≥ T
-//   heuristic       the s that minimises a wave model of the kernel's time,
-//                     waves(s) · (steps per split + kPrologueSteps),
+//   heuristic       the s that minimises a wave model of the kernel's time, in steps,
+//                     waves(s) · (steps per split + kPrologueSteps) + s / 16,
 //                     waves(s) = ceil(batch · head_blocks · s / (sm_count · ctas_per_sm)),
 //                   i.e. it fills whole waves of resident CTAs and stops splitting when a
-//                   longer tail of partial waves or the per-CTA prologue (loading q, writing
-//                   the partial result) would cost more than the shorter splits save. Its
-//                   splits are kept to ≥ kMinTilesPerSplit steps of tokens and ≤
-//                   kMaxHeuristicSplits (the combine reads every split's partial row).
-//                   Ties go to fewer splits (less combine work).
+//                   longer tail of partial waves, the per-CTA prologue (loading q, writing
+//                   the partial result) or the combine's reading of one more partial row
+//                   (s / 16: kCombineSixteenthsPerSplit) would cost more than the shorter
+//                   splits save. Its splits are kept to ≥ min_steps_per_split(block_t) steps
+//                   of tokens and ≤ kMaxHeuristicSplits. Ties go to fewer splits.
 // Every policy is then capped at kMaxSplits and at the number of block_t steps of the
 // longest sequence, so every split has at least one step of tokens. Always ≥ 1. (The balanced
 // policy does not split per sequence: 1.)
 int choose_num_splits(const SplitPolicy& policy, int batch, int head_blocks, int max_seq_len,
                       int block_t, const DeviceSlots& slots);
 
+// A heuristic split's least work: kMinTilesPerSplit steps, or kMinTokensPerSplit tokens where
+// that is fewer steps. The combine's cost is per split whatever the tile, so the floor is one
+// of tokens once steps are large: 64-token tiles get 2 steps, as many tokens as 4 of 32 (at 4
+// steps the swapped kernel had 16 splits at batch 1, L = 4,096, 12.9 µs; the tuner's 32, 10.6).
 constexpr int kMinTilesPerSplit = 4;
+constexpr int kMinTokensPerSplit = 128;
+constexpr int min_steps_per_split(int block_t) {
+  return block_t * kMinTilesPerSplit <= kMinTokensPerSplit
+             ? kMinTilesPerSplit
+             : (kMinTokensPerSplit + block_t - 1) / block_t;
+}
 constexpr int kMaxHeuristicSplits = 128;
+// The combine's cost per split, in sixteenths of one step of the decode kernel. Fitted at
+// batch 1 and 16 heads, where only the combine grows with the splits (time ≈ a · steps per
+// split + b · splits + c over 32, 64 and 128 splits at 8,192 and 16,384 tokens,
+// docs/results/2026-12-02-h200-v30/splits/): b / a = 0.044 (h16_t16_w4_s2), 0.064
+// (wgmma_h16_t64_w4_s2), 0.098 (wgmma_h64_t32_w8_s4) steps per split. Without it the
+// wave model split batch 1 of 16,384 tokens 128 ways, and the wgmma kernels took 18-19 µs
+// there against 15.5-17.8 at 64.
+constexpr int kCombineSixteenthsPerSplit = 1;
 // The fixed cost of a CTA's part (loading block_h rows of q, the epilogue), in KV steps; q rows
 // are as wide as KV rows and block_h is about block_t, so about one step each. Balanced
 // launches charge it for every sequence a worker starts (balanced_partition.h's start_cost).

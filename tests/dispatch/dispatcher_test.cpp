@@ -104,17 +104,33 @@ std::string wgmma_where_it_runs() {
   return kPortableDefault;
 }
 
-TEST(DefaultConfig, SixteenHeadsOfAFewTokensGetH16T16W4S2WithTheHeuristicSplit) {
+// Where up to 16 heads get the swapped kernel: on sm_90a when compiled; else the portable
+// default.
+std::string swapped_where_it_runs() {
+  const bool sm90a =
+      kernels::current_device().compute_capability == kernels::wgmma::kComputeCapability;
+  return sm90a && kernels::find_variant("wgmma_h16_t64_w4_s2") != nullptr ? "wgmma_h16_t64_w4_s2"
+                                                                          : kPortableDefault;
+}
+
+TEST(DefaultConfig, SixteenHeadsOfFewTokensOrASmallBatchGetTheSwappedKernelWhereItRuns) {
   require_compiled(kPortableDefault);
-  const DispatchKey few_tokens[] = {{.batch = 1, .max_context = 4096},
-                                    {.batch = 7, .max_context = 65536},
-                                    {.batch = 8, .max_context = 1024},
-                                    {.batch = 16, .max_context = 2047}};
-  for (const DispatchKey key : few_tokens) {
-    const KernelConfig config = default_config(Layout::kV3, kHeads, key);
-    EXPECT_EQ(variant_name(config.shape), kPortableDefault) << key.to_string();
-    EXPECT_EQ(config.split, SplitPolicy{});
+  const std::string expected = swapped_where_it_runs();
+  const DispatchKey swapped_keys[] = {{.batch = 1, .max_context = 4096},
+                                      {.batch = 7, .max_context = 65536},
+                                      {.batch = 8, .max_context = 1024},
+                                      {.batch = 16, .max_context = 2047},
+                                      {.batch = 63, .max_context = 4096}};  // 258,048 tokens
+  for (const DispatchKey key : swapped_keys) {
+    for (const int heads : {1, 16}) {
+      const KernelConfig config = default_config(Layout::kV3, heads, key);
+      EXPECT_EQ(variant_name(config.shape), expected) << key.to_string();
+      EXPECT_EQ(config.split, SplitPolicy{});
+    }
   }
+  // 17 heads are two of its head blocks: the rule as before it.
+  EXPECT_EQ(variant_name(default_config(Layout::kV3, 17, {.batch = 1, .max_context = 4096}).shape),
+            kPortableDefault);
 }
 
 TEST(DefaultConfig, WgmmaForManyHeadsOrManyTokensOnSm90a) {
@@ -127,16 +143,17 @@ TEST(DefaultConfig, WgmmaForManyHeadsOrManyTokensOnSm90a) {
   EXPECT_EQ(variant(Layout::kV3, 128, 1, 64), expected);
   EXPECT_EQ(variant(Layout::kV4, 64, 1, 4096), expected);
   EXPECT_EQ(variant(Layout::kV3, 63, 1, 4096), kPortableDefault);
-  EXPECT_EQ(variant(Layout::kV3, kHeads, 8, 4096), expected);   // 32,768 tokens: the edge
-  EXPECT_EQ(variant(Layout::kV3, kHeads, 32, 1024), expected);
+  EXPECT_EQ(variant(Layout::kV3, 32, 8, 4096), expected);   // 32,768 tokens: the edge
+  EXPECT_EQ(variant(Layout::kV3, 32, 32, 1024), expected);
+  EXPECT_EQ(variant(Layout::kV3, kHeads, 64, 4096), expected);  // 262,144 tokens: the edge
   EXPECT_EQ(variant(Layout::kV4, kHeads, 128, 4096), expected);
 }
 
 TEST(ResolveLaunch, WithoutATableTheDefaultSaysSo) {
   require_compiled(kPortableDefault);
   const ResolvedLaunch resolved = resolve(nullptr, {.batch = 4, .max_context = 4096});
-  EXPECT_EQ(resolved.source, "default: h16_t16_w4_s2, heuristic split");
-  EXPECT_EQ(variant_name(resolved.config.shape), kPortableDefault);
+  EXPECT_EQ(resolved.source, fmt::format("default: {}, heuristic split", swapped_where_it_runs()));
+  EXPECT_EQ(variant_name(resolved.config.shape), swapped_where_it_runs());
   EXPECT_EQ(resolved.plan.head_blocks, 1);  // 16 heads, 16 per CTA
   EXPECT_EQ(resolved.plan.ctas, 4 * resolved.plan.num_splits);
 }
@@ -181,9 +198,9 @@ TEST(ResolveLaunch, ABalancedEntryGivesItsWorkers) {
 TEST(ResolveLaunch, AKeyWithoutATableEntryGetsTheDefault) {
   require_compiled(kPortableDefault);
   const TuningTable table = table_here();
-  const ResolvedLaunch resolved = resolve(&table, {.batch = 50, .max_context = 4096});
+  const ResolvedLaunch resolved = resolve(&table, {.batch = 64, .max_context = 4096});
   EXPECT_EQ(resolved.source, fmt::format("default: {}, heuristic split", wgmma_where_it_runs()));
-  expect_same_plan(resolved.plan, resolve(nullptr, {.batch = 50, .max_context = 4096}).plan);
+  expect_same_plan(resolved.plan, resolve(nullptr, {.batch = 64, .max_context = 4096}).plan);
 }
 
 // The plan is a function of the key: resolving another key between two resolutions changes

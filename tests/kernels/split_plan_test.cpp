@@ -73,12 +73,26 @@ TEST(ChooseNumSplits, HeuristicFillsWholeWavesOfResidentCtas) {
   EXPECT_EQ(choose_num_splits(kHeuristic, 200, 1, 4096, 64, kH200), 5);
 }
 
-TEST(ChooseNumSplits, HeuristicKeepsMinTilesPerSplit) {
-  // 1024 tokens are 16 steps of 64: at kMinTilesPerSplit steps each, 4 splits at most.
-  EXPECT_EQ(choose_num_splits(kHeuristic, 1, 1, 1024, 64, kH200), 16 / kMinTilesPerSplit);
-  EXPECT_EQ(choose_num_splits(kHeuristic, 1, 1, 1024, 16, kH200), 64 / kMinTilesPerSplit);
-  // Fewer than kMinTilesPerSplit steps in all: one split.
-  EXPECT_EQ(choose_num_splits(kHeuristic, 1, 1, 3 * 64, 64, kH200), 1);
+TEST(ChooseNumSplits, HeuristicCountsTheCombinesShareOfEachSplit) {
+  // Batch 1, 16,384 tokens in 64-token tiles: 256 steps, all in one wave. 128 splits of 2
+  // steps cost 16 · (2 + 2) + 128 = 192 sixteenths, 64 of 4 steps 16 · (4 + 2) + 64 = 160.
+  EXPECT_EQ(choose_num_splits(kHeuristic, 1, 1, 16384, 64, kH200), 64);
+}
+
+TEST(ChooseNumSplits, HeuristicKeepsMinStepsPerSplit) {
+  // Four steps of 16 or 32 tokens, but two of 64 (kMinTokensPerSplit = 128 tokens either way).
+  EXPECT_EQ(min_steps_per_split(16), 4);
+  EXPECT_EQ(min_steps_per_split(32), 4);
+  EXPECT_EQ(min_steps_per_split(64), 2);
+  // 1024 tokens are 16 steps of 64: at 2 steps each, 8 splits at most; 64 steps of 16 at 4.
+  EXPECT_EQ(choose_num_splits(kHeuristic, 1, 1, 1024, 64, kH200), 8);
+  EXPECT_EQ(choose_num_splits(kHeuristic, 1, 1, 1024, 16, kH200), 16);
+  // Batch 1, 4096 tokens in 64-token tiles: 32 splits of 2 steps in one wave (16 before the
+  // token floor).
+  EXPECT_EQ(choose_num_splits(kHeuristic, 1, 1, 4096, 64, kH200), 32);
+  // Fewer than the least steps in all: one split.
+  EXPECT_EQ(choose_num_splits(kHeuristic, 1, 1, 64, 64, kH200), 1);
+  EXPECT_EQ(choose_num_splits(kHeuristic, 1, 1, 3 * 16, 16, kH200), 1);
 }
 
 TEST(ChooseNumSplits, AlwaysAtLeastOne) {

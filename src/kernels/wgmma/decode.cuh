@@ -268,7 +268,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         // step (running_max −inf) always moves it.
         const float new_max = fmaxf(row_stats[rows[half]], row_stats[kBlockH + rows[half]]);
         if (new_max > running_max[half] + kMaxGrowthLog2) {
-          rescale[half] = exp2f(running_max[half] - new_max);
+          rescale[half] = exp2_approx(running_max[half] - new_max);
           running_max[half] = new_max;
           running_sum[half] *= rescale[half];
           moved = true;
@@ -277,8 +277,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
       for (int i = 0; i < T::kScoreFloats; i += 2) {
         const int half = i / 2 % 2;
-        const float p0 = exp2f(scores[i] - running_max[half]);
-        const float p1 = exp2f(scores[i + 1] - running_max[half]);
+        const float p0 = exp2_approx(scores[i] - running_max[half]);
+        const float p1 = exp2_approx(scores[i + 1] - running_max[half]);
         running_sum[half] += p0 + p1;
         const int column = group_column0 + i / 4 * 8;
         *reinterpret_cast<std::uint32_t*>(probs + rows[half] * T::kProbRow + column) =
@@ -410,7 +410,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           for (int half = 0; half < 2; ++half) {
             const float handed = handed_max[rows[half]];
             if (handed != running_max[half]) {
-              factor[half] = exp2f(running_max[half] - handed);
+              factor[half] = exp2_approx(running_max[half] - handed);
               running_max[half] = handed;
               running_sum[half] *= factor[half];
               moved = true;
@@ -441,7 +441,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             // tile has a valid token, so tile_max is finite and the first tile always moves it.
             const float candidate = tile_max[half] * args.scale_log2;
             if (candidate > running_max[half] + kMaxGrowthLog2) {
-              my_factor[half] = exp2f(running_max[half] - candidate);
+              my_factor[half] = exp2_approx(running_max[half] - candidate);
               running_max[half] = candidate;
               running_sum[half] *= my_factor[half];
               factor[half] *= my_factor[half];
@@ -454,8 +454,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
           for (int i = 0; i < kScoreFloats; i += 2) {
             const int half = i / 2 % 2;
-            const float p0 = exp2f(fmaf(scores[i], args.scale_log2, -running_max[half]));
-            const float p1 = exp2f(fmaf(scores[i + 1], args.scale_log2, -running_max[half]));
+            const float p0 = exp2_approx(fmaf(scores[i], args.scale_log2, -running_max[half]));
+            const float p1 = exp2_approx(fmaf(scores[i + 1], args.scale_log2, -running_max[half]));
             running_sum[half] += p0 + p1;
             my_p[i / 8][i % 8 / 2] = pack_bf16x2(p0, p1);
             *reinterpret_cast<std::uint32_t*>(probs + rows[half] * T::kProbRow + i / 4 * 8 +

@@ -209,7 +209,7 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
         candidate *= args.scale_log2;
         factor[slot] = 1.0f;
         if (candidate > running_max[slot] + kMaxGrowthLog2) {
-          factor[slot] = exp2f(running_max[slot] - candidate);
+          factor[slot] = exp2_approx(running_max[slot] - candidate);
           running_max[slot] = candidate;
           running_sum[slot] *= factor[slot];
           moved = true;
@@ -220,7 +220,7 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
         const int slot = head_slot(i);
-        const float prob = exp2f(fmaf(scores[i], args.scale_log2, -running_max[slot]));
+        const float prob = exp2_approx(fmaf(scores[i], args.scale_log2, -running_max[slot]));
         running_sum[slot] += prob;
         *reinterpret_cast<__nv_bfloat16*>(
             smem_base + (probs - q_tile) +
