@@ -66,8 +66,8 @@ constexpr int kMaxHeuristicSplits = 128;
 // split + b · splits + c over 32, 64 and 128 splits at 8,192 and 16,384 tokens,
 // docs/results/2026-12-02-h200-v30/splits/): b / a = 0.044 (h16_t16_w4_s2), 0.064
 // (wgmma_h16_t64_w4_s2), 0.098 (wgmma_h64_t32_w8_s4) steps per split. Without it the
-// wave model split batch 1 of 16,384 tokens 128 ways, and the wgmma kernels took 18-19 µs
-// there against 15.5-17.8 at 64.
+// wave model split batch 1 of 16,384 tokens 128 ways, where the swapped kernel took 18.4 µs
+// and the seesaw 22.5, against 15.5 and 17.8 at 64 splits.
 constexpr int kCombineSixteenthsPerSplit = 1;
 // The fixed cost of a CTA's part (loading block_h rows of q, the epilogue), in KV steps; q rows
 // are as wide as KV rows and block_h is about block_t, so about one step each. Balanced
