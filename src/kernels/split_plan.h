@@ -2,6 +2,7 @@
 // Host-side planning of a launch, separate from the launch itself (plan, then run): how many
 // splits each sequence's KV range is cut into, and how much workspace the partial results
 // need. Pure functions, tested without a GPU.
+#include <algorithm>
 #include <cstddef>
 
 #include "core/decode_params.h"
@@ -56,9 +57,7 @@ int choose_num_splits(const SplitPolicy& policy, int batch, int head_blocks, int
 constexpr int kMinTilesPerSplit = 4;
 constexpr int kMinTokensPerSplit = 128;
 constexpr int min_steps_per_split(int block_t) {
-  return block_t * kMinTilesPerSplit <= kMinTokensPerSplit
-             ? kMinTilesPerSplit
-             : (kMinTokensPerSplit + block_t - 1) / block_t;
+  return std::min(kMinTilesPerSplit, (kMinTokensPerSplit + block_t - 1) / block_t);
 }
 constexpr int kMaxHeuristicSplits = 128;
 // The combine's cost per split, in sixteenths of one step of the decode kernel. Fitted at

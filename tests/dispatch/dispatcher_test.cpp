@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -93,25 +94,25 @@ TEST(DispatchKey, SaysBatchAndMaxContext) {
             "batch 8, max context 4096");
 }
 
-// What default_config picks where the wgmma kernel would pay: on sm_90a the seesaw variant,
-// else the lockstep one, when compiled; else the portable default.
-std::string wgmma_where_it_runs() {
+// The first of `preferred` compiled here on sm_90a; else the portable default (what
+// default_config falls back to off sm_90a or when none is compiled).
+std::string first_on_sm90a(std::initializer_list<const char*> preferred) {
   const bool sm90a =
       kernels::current_device().compute_capability == kernels::wgmma::kComputeCapability;
-  for (const char* name : {"wgmma_h64_t32_w8_s4", "wgmma_h64_t64_w8_s2"}) {
+  for (const char* name : preferred) {
     if (sm90a && kernels::find_variant(name) != nullptr) return name;
   }
   return kPortableDefault;
 }
 
-// Where up to 16 heads get the swapped kernel: on sm_90a when compiled; else the portable
-// default.
-std::string swapped_where_it_runs() {
-  const bool sm90a =
-      kernels::current_device().compute_capability == kernels::wgmma::kComputeCapability;
-  return sm90a && kernels::find_variant("wgmma_h16_t64_w4_s2") != nullptr ? "wgmma_h16_t64_w4_s2"
-                                                                          : kPortableDefault;
+// What default_config picks where the 64-head wgmma kernel would pay: the seesaw variant,
+// else the lockstep one.
+std::string wgmma_where_it_runs() {
+  return first_on_sm90a({"wgmma_h64_t32_w8_s4", "wgmma_h64_t64_w8_s2"});
 }
+
+// Where up to 16 heads get the swapped kernel.
+std::string swapped_where_it_runs() { return first_on_sm90a({"wgmma_h16_t64_w4_s2"}); }
 
 TEST(DefaultConfig, SixteenHeadsOfFewTokensOrASmallBatchGetTheSwappedKernelWhereItRuns) {
   require_compiled(kPortableDefault);
