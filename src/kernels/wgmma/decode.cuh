@@ -530,7 +530,12 @@ __global__ void __launch_bounds__(kThreads, 1)
       } else {
         lockstep_part();
       }
-      sync_mma_threads<kMmaThreads>();  // the next part's first step writes row_stats again
+      // Parts::next's barriers would order the row_stats writes of the next part's first step
+      // after this part's reads; this one is for the compiler: without it the loop's q and KV
+      // descriptor arithmetic leaves the uniform datapath (285 UIADD3.64 become IADD3/IMAD.X
+      // and 688 R2UR): the build without it ran the balanced seesaw 7-14 % slower
+      // (docs/perf-notes.md, version 31).
+      sync_mma_threads<kMmaThreads>();
       timeline_part_done(args, work);
     }
   } else {
