@@ -25,6 +25,7 @@
 
 #include "core/layout.h"
 #include "kernels/device.h"
+#include "kernels/grid_dependency.cuh"
 #include "kernels/launch.h"
 #include "kernels/portable/primitives.cuh"
 #include "kernels/portable/traits.h"
@@ -65,11 +66,11 @@ __global__ void __launch_bounds__(kCombineThreads)
   const int batch = static_cast<int>(row_index / params.num_heads);
   const int head = static_cast<int>(row_index % params.num_heads);
 
-#if __CUDA_ARCH__ >= 900
-  // A programmatic dependent launch may start before the decode grid ends: wait until it has
-  // finished and its partial results are visible.
-  asm volatile("griddepcontrol.wait;\n" ::: "memory");
-#endif
+  // A dependent launch (grid_dependency.cuh): the decode grid's partial results are read only
+  // after the wait. Every CTA of this grid is resident once it gets here, so the next call's
+  // decode kernel may start launching.
+  wait_for_prior_grid();
+  allow_dependent_launch();
   // The row's partials are rows first_part, first_part + split_stride, … of the workspace.
   long long first_part = row_index;
   long long split_stride = static_cast<long long>(params.batch) * params.num_heads;
@@ -154,9 +155,8 @@ __global__ void __launch_bounds__(kRowsPerCta * kWarpSize)
   const long long row_index =
       static_cast<long long>(blockIdx.x) * kRowsPerCta + threadIdx.x / kWarpSize;
   const int lane = threadIdx.x % kWarpSize;
-#if __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;\n" ::: "memory");  // as in combine_kernel
-#endif
+  wait_for_prior_grid();  // as in combine_kernel
+  allow_dependent_launch();
   if (row_index >= static_cast<long long>(params.batch) * params.num_heads) return;
   const int batch = static_cast<int>(row_index / params.num_heads);
   const int head = static_cast<int>(row_index % params.num_heads);
@@ -237,13 +237,9 @@ cudaError_t launch_combine(const DecodeParams& params, int num_splits, const flo
   if (params.d_v != kDv || num_splits < 1 || num_splits > kMaxSplits) return cudaErrorInvalidValue;
   const CurrentDevice& device = current_device();
   const long long rows = static_cast<long long>(params.batch) * params.num_heads;
-  cudaLaunchAttribute dependent_launch{};
-  dependent_launch.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  dependent_launch.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config{};
-  config.stream = stream;
-  config.attrs = &dependent_launch;
-  config.numAttrs = device.compute_capability >= 90 ? 1 : 0;  // dependent launch: sm_90+
+  cudaLaunchAttribute dependent_launch;
+  cudaLaunchConfig_t config =
+      dependent_launch_config(stream, device.compute_capability, dependent_launch);
   // Balanced launches: a warp per row once its CTAs fill the GPU twice over.
   if (sequence_parts != nullptr && rows >= 2LL * kRowsPerCta * device.sm_count) {
     config.gridDim = dim3(static_cast<unsigned>((rows + kRowsPerCta - 1) / kRowsPerCta));

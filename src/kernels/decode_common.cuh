@@ -20,6 +20,7 @@
 #include "core/validate.h"
 #include "kernels/balanced_partition.h"
 #include "kernels/device.h"
+#include "kernels/grid_dependency.cuh"
 #include "kernels/launch.h"
 #include "kernels/portable/primitives.cuh"
 #include "kernels/timeline.h"
@@ -413,16 +414,6 @@ __device__ void write_empty_result(const DecodeArgs& args, const CtaWork& work) 
   }
 }
 
-// Lets the combine kernel (a programmatic dependent launch) start launching once every CTA
-// of this grid has passed this point; its CTAs still wait for this grid to finish and flush
-// before they read. Called after a CTA's KV loop, so every decode CTA is already resident and
-// waiting combine CTAs can never hold the slots a decode CTA needs.
-__device__ __forceinline__ void allow_dependent_launch() {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-#endif
-}
-
 // Raises a kernel's dynamic shared-memory limit once per size (not a stream operation, so it
 // is also safe while a graph is being captured).
 template <auto kKernel>
@@ -440,11 +431,17 @@ struct PlainArgs {
   const DecodeArgs& operator()(const DecodeArgs& args) const { return args; }
 };
 
+// How a family's decode kernels follow the kernel before them in the stream: plainly, or as
+// a dependent launch (grid_dependency.cuh), for kernels whose first statement is
+// wait_for_prior_grid().
+enum class LaunchOrder { kPlain, kDependent };
+
 // The host side of a decode launch, shared by every variant of every family: kSplitKernel
 // for split launches, kBalancedKernel for balanced ones. `kernel_args` turns the validated
 // DecodeArgs into the kernels' parameter (a family may add to them: the wgmma family's
 // tensor map).
-template <auto kSplitKernel, auto kBalancedKernel, typename KernelArgs = PlainArgs>
+template <auto kSplitKernel, auto kBalancedKernel, LaunchOrder kOrder = LaunchOrder::kPlain,
+          typename KernelArgs = PlainArgs>
 LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const DecodeParams& params,
                            const LaunchPlan& plan, void* workspace, cudaStream_t stream,
                            KernelArgs kernel_args = {}) {
@@ -497,12 +494,16 @@ LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const Decod
                                                       params.d_v))
                                 : nullptr;
 #endif
-  if (plan.balanced()) {
-    kBalancedKernel<<<plan.ctas, threads, smem_bytes, stream>>>(kernel_args(args));
-  } else {
-    kSplitKernel<<<plan.ctas, threads, smem_bytes, stream>>>(kernel_args(args));
-  }
-  cudaError_t status = cudaGetLastError();
+  cudaLaunchAttribute dependent_launch;
+  cudaLaunchConfig_t config = dependent_launch_config(
+      stream, kOrder == LaunchOrder::kDependent ? current_device().compute_capability : 0,
+      dependent_launch);
+  config.gridDim = dim3(static_cast<unsigned>(plan.ctas));
+  config.blockDim = dim3(static_cast<unsigned>(threads));
+  config.dynamicSmemBytes = static_cast<std::size_t>(smem_bytes);
+  cudaError_t status = plan.balanced()
+                           ? cudaLaunchKernelEx(&config, kBalancedKernel, kernel_args(args))
+                           : cudaLaunchKernelEx(&config, kSplitKernel, kernel_args(args));
   if (status == cudaSuccess && needs_workspace) {
     status = launch_combine(params, plan.num_splits, args.partial_out, args.partial_lse,
                             args.sequence_parts, stream);

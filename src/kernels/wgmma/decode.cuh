@@ -68,6 +68,7 @@ template <int kBlockT, int kStages, bool kBalanced>
 __global__ void __launch_bounds__(kThreads, 1)
     decode_kernel(const __grid_constant__ WgmmaArgs kernel_args) {
 #ifdef MLALAB_WGMMA_AVAILABLE
+  wait_for_prior_grid();  // a dependent launch (grid_dependency.cuh)
   const DecodeArgs& args = kernel_args.decode;
   timeline_cta_started(args);
   using T = Traits<kBlockT, kStages>;
@@ -561,7 +562,7 @@ LaunchStatus launch_variant(const DecodeParams& params, const LaunchPlan& plan, 
   }
   using T = Traits<kBlockT, kStages>;
   return launch_decode<decode_kernel<kBlockT, kStages, false>,
-                       decode_kernel<kBlockT, kStages, true>>(
+                       decode_kernel<kBlockT, kStages, true>, LaunchOrder::kDependent>(
       kBlockH, kThreads, plan_smem(T::kShape, params.d_qk).total_bytes, params, plan, workspace,
       stream, [&params](const DecodeArgs& args) {
         return with_tile_maps(params, args, kBlockH, kBlockT);

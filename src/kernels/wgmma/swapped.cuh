@@ -68,6 +68,7 @@ template <int kStages, bool kBalanced>
 __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
     swapped_decode_kernel(const __grid_constant__ WgmmaArgs kernel_args) {
 #ifdef MLALAB_WGMMA_AVAILABLE
+  wait_for_prior_grid();  // a dependent launch (grid_dependency.cuh)
   const DecodeArgs& args = kernel_args.decode;
   timeline_cta_started(args);
   using T = SwappedTraits<kStages>;
@@ -329,8 +330,8 @@ LaunchStatus launch_swapped_variant(const DecodeParams& params, const LaunchPlan
     return {.error = cudaErrorNoKernelImageForDevice, .refusal = LaunchRefusal::kCannotRunHere};
   }
   using T = SwappedTraits<kStages>;
-  return launch_decode<swapped_decode_kernel<kStages, false>,
-                       swapped_decode_kernel<kStages, true>>(
+  return launch_decode<swapped_decode_kernel<kStages, false>, swapped_decode_kernel<kStages, true>,
+                       LaunchOrder::kDependent>(
       T::kBlockH, T::kThreads, plan_smem(T::kShape, params.d_qk).total_bytes, params, plan,
       workspace, stream, [&params](const DecodeArgs& args) {
         return with_tile_maps(params, args, T::kBlockH, T::kBlockT);
