@@ -67,10 +67,8 @@ __global__ void __launch_bounds__(kCombineThreads)
   const int head = static_cast<int>(row_index % params.num_heads);
 
   // A dependent launch (grid_dependency.cuh): the decode grid's partial results are read only
-  // after the wait. Every CTA of this grid is resident once it gets here, so the next call's
-  // decode kernel may start launching.
+  // after the wait.
   wait_for_prior_grid();
-  allow_dependent_launch();
   // The row's partials are rows first_part, first_part + split_stride, … of the workspace.
   long long first_part = row_index;
   long long split_stride = static_cast<long long>(params.batch) * params.num_heads;
@@ -156,7 +154,6 @@ __global__ void __launch_bounds__(kRowsPerCta * kWarpSize)
       static_cast<long long>(blockIdx.x) * kRowsPerCta + threadIdx.x / kWarpSize;
   const int lane = threadIdx.x % kWarpSize;
   wait_for_prior_grid();  // as in combine_kernel
-  allow_dependent_launch();
   if (row_index >= static_cast<long long>(params.batch) * params.num_heads) return;
   const int batch = static_cast<int>(row_index / params.num_heads);
   const int head = static_cast<int>(row_index % params.num_heads);

@@ -6,12 +6,14 @@
 //   … previous call's combine ─▶ wgmma decode ─▶ combine ─▶ next call's decode …
 //
 // Such a grid's CTAs do nothing that reads or writes global memory before
-// wait_for_prior_grid(); a grid lets its dependents launch (allow_dependent_launch()) only once
-// every CTA of its own is resident, so that waiting dependents never hold a slot one of its
-// CTAs still needs. The combine is always launched so; the decode kernel where its family
-// waits at its top (the wgmma family: the portable kernel, launched so, lost 12.5 % at batch 1
-// with 256 splits, docs/perf-notes.md, version 31). On older GPUs both calls are no-ops and
-// the launch is plain.
+// wait_for_prior_grid(); a grid lets its dependents launch early (allow_dependent_launch())
+// only once every CTA of its own is resident, so that waiting dependents never hold a slot one
+// of its CTAs still needs. The combine is always launched so. The decode kernel is where its
+// family waits at its top: the wgmma family (the portable kernel, launched so, lost 12.5 % at
+// batch 1 with 256 splits, docs/perf-notes.md, version 31). The decode kernels let the
+// combine in after their KV loop; the combine lets the next decode in only when it ends (with
+// an early trigger the seesaw at 128 heads measured 1.9 % slower at 8 sequences, 0.7 % faster
+// at one, version 32). On older GPUs both calls are no-ops and the launch is plain.
 #include <cuda_runtime.h>
 
 namespace mlalab::kernels {
