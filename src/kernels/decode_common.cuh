@@ -494,27 +494,16 @@ LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const Decod
                                                       params.d_v))
                                 : nullptr;
 #endif
-  cudaError_t status = cudaSuccess;
-  if constexpr (kOrder == LaunchOrder::kDependent) {
-    cudaLaunchAttribute dependent_launch;
-    cudaLaunchConfig_t config =
-        dependent_launch_config(stream, current_device().compute_capability, dependent_launch);
-    config.gridDim = dim3(static_cast<unsigned>(plan.ctas));
-    config.blockDim = dim3(static_cast<unsigned>(threads));
-    config.dynamicSmemBytes = static_cast<std::size_t>(smem_bytes);
-    status = plan.balanced() ? cudaLaunchKernelEx(&config, kBalancedKernel, kernel_args(args))
-                             : cudaLaunchKernelEx(&config, kSplitKernel, kernel_args(args));
-  } else {
-    // Launched as before version 32: a plain cudaLaunchKernelEx measured 1.3-1.4 % slower
-    // for the portable kernel at batch 1 with 256 splits, its machine code unchanged
-    // (docs/perf-notes.md, version 32).
-    if (plan.balanced()) {
-      kBalancedKernel<<<plan.ctas, threads, smem_bytes, stream>>>(kernel_args(args));
-    } else {
-      kSplitKernel<<<plan.ctas, threads, smem_bytes, stream>>>(kernel_args(args));
-    }
-    status = cudaGetLastError();
-  }
+  cudaLaunchAttribute dependent_launch;
+  cudaLaunchConfig_t config = dependent_launch_config(
+      stream, kOrder == LaunchOrder::kDependent ? current_device().compute_capability : 0,
+      dependent_launch);
+  config.gridDim = dim3(static_cast<unsigned>(plan.ctas));
+  config.blockDim = dim3(static_cast<unsigned>(threads));
+  config.dynamicSmemBytes = static_cast<std::size_t>(smem_bytes);
+  cudaError_t status = plan.balanced()
+                           ? cudaLaunchKernelEx(&config, kBalancedKernel, kernel_args(args))
+                           : cudaLaunchKernelEx(&config, kSplitKernel, kernel_args(args));
   if (status == cudaSuccess && needs_workspace) {
     status = launch_combine(params, plan.num_splits, args.partial_out, args.partial_lse,
                             args.sequence_parts, stream);
