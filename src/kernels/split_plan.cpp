@@ -11,10 +11,10 @@ int ceil_div(long long a, long long b) { return static_cast<int>((a + b - 1) / b
 
 }  // namespace
 
-int choose_num_splits(const SplitPolicy& policy, int batch, int head_blocks, int max_seq_len,
-                      int block_t, const DeviceSlots& slots) {
-  const long long base_ctas = static_cast<long long>(batch) * head_blocks;
-  const int steps = std::max(1, ceil_div(max_seq_len, block_t));
+int choose_num_splits(const SplitPolicy& policy, const SplitShape& shape,
+                      const DeviceSlots& slots) {
+  const long long base_ctas = static_cast<long long>(shape.batch) * shape.head_blocks;
+  const int steps = std::max(1, ceil_div(shape.max_seq_len, shape.block_t));
   const int cap = std::min(kMaxSplits, steps);
   switch (policy.kind) {
     case SplitPolicy::Kind::kFixed:
@@ -29,15 +29,31 @@ int choose_num_splits(const SplitPolicy& policy, int batch, int head_blocks, int
   const long long slots_per_wave =
       std::max(1LL, static_cast<long long>(slots.sm_count) * slots.ctas_per_sm);
   const int heuristic_cap = std::max(1, std::min({kMaxHeuristicSplits, cap,
-                                                  steps / min_steps_per_split(block_t)}));
+                                                  steps / min_steps_per_split(shape.block_t)}));
+  const double saturated_ctas = kHbmSaturation * static_cast<double>(slots_per_wave);
+  const double wave_step_bytes = static_cast<double>(slots_per_wave) * shape.block_t *
+                                 shape.d_qk * 2;
+  const auto stretch = [&](long long wave_ctas) {
+    return std::max(1.0, static_cast<double>(wave_ctas) / saturated_ctas);
+  };
   int best_splits = 1;
-  long long best_cost = -1;
+  double best_cost = 0.0;
   for (int splits = 1; splits <= heuristic_cap; ++splits) {
-    const long long waves = (base_ctas * splits + slots_per_wave - 1) / slots_per_wave;
-    // In sixteenths of a step: the waves, and the combine's kCombineSixteenthsPerSplit.
-    const long long cost = 16 * waves * (ceil_div(steps, splits) + kPrologueSteps) +
-                           kCombineSixteenthsPerSplit * splits;
-    if (best_cost < 0 || cost < best_cost) {
+    const long long ctas = base_ctas * splits;
+    const long long full_waves = ctas / slots_per_wave;
+    const long long last_wave = ctas % slots_per_wave;
+    const double per_cta_steps = ceil_div(steps, splits) + kPrologueSteps;
+    double cost = per_cta_steps;
+    if (ctas > slots_per_wave) {
+      cost = per_cta_steps * (static_cast<double>(full_waves) * stretch(slots_per_wave) +
+                              (last_wave > 0 ? stretch(last_wave) : 0.0));
+      if (splits > 1) {  // one split writes the result itself
+        const double partial_bytes = 2.0 * shape.batch * shape.num_heads * splits * shape.d_v * 4;
+        cost += partial_bytes / wave_step_bytes;
+      }
+    }
+    cost += static_cast<double>(kCombineSixteenthsPerSplit * splits) / 16;
+    if (splits == 1 || cost < best_cost) {
       best_cost = cost;
       best_splits = splits;
     }
@@ -94,8 +110,15 @@ LaunchPlan plan_launch(const DecodeParams& params, const KernelConfig& config, i
         balanced_workspace_bytes(plan.workers, params.batch, params.num_heads, params.d_v);
     return plan;
   }
-  plan.num_splits = choose_num_splits(config.split, params.batch, plan.head_blocks, max_seq_len,
-                                      config.shape.block_t, slots);
+  plan.num_splits = choose_num_splits(config.split,
+                                      {.batch = params.batch,
+                                       .num_heads = params.num_heads,
+                                       .head_blocks = plan.head_blocks,
+                                       .max_seq_len = max_seq_len,
+                                       .block_t = config.shape.block_t,
+                                       .d_qk = params.d_qk,
+                                       .d_v = params.d_v},
+                                      slots);
   plan.ctas = params.batch * plan.head_blocks * plan.num_splits;
   plan.workspace_bytes =
       split_workspace_bytes(plan.num_splits, params.batch, params.num_heads, params.d_v);

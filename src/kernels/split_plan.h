@@ -32,23 +32,46 @@ struct LaunchPlan {
   bool balanced() const { return workers > 0; }
 };
 
+// The problem as the split policies see it: its size, and the variant's head blocks and tile.
+struct SplitShape {
+  int batch = 1;
+  int num_heads = 1;
+  int head_blocks = 1;  // ceil(num_heads / block_h)
+  int max_seq_len = 0;
+  int block_t = 16;
+  int d_qk = 576;
+  int d_v = 512;
+};
+
 // Splits for a policy:
 //   fixed:N         N
 //   target_ctas:T   the smallest s with batch · head_blocks · s ≥ T
-//   heuristic       the s that minimises a wave model of the kernel's time, in steps,
-//                     waves(s) · (steps per split + kPrologueSteps) + s / 16,
-//                     waves(s) = ceil(batch · head_blocks · s / (sm_count · ctas_per_sm)),
-//                   i.e. it fills whole waves of resident CTAs and stops splitting when a
-//                   longer tail of partial waves, the per-CTA prologue (loading q, writing
-//                   the partial result) or the combine's reading of one more partial row
-//                   (s / 16: kCombineSixteenthsPerSplit) would cost more than the shorter
-//                   splits save. Its splits are kept to ≥ min_steps_per_split(block_t) steps
-//                   of tokens and ≤ kMaxHeuristicSplits. Ties go to fewer splits.
+//   heuristic       the s that minimises a model of the kernel's time, in steps of one CTA.
+//                   A launch that fits in one wave of resident CTAs (sm_count · ctas_per_sm
+//                   slots) costs steps per split + kPrologueSteps. One of several waves costs
+//                     Σ over its waves of (steps per split + kPrologueSteps) · stretch(wave)
+//                     + partial_bytes(s) / wave_step_bytes,
+//                   - stretch(wave) = max(1, CTAs / (kHbmSaturation · slots)): a wave of fewer
+//                     CTAs takes each step sooner, as HBM saturates before every slot streams
+//                     (at 16 heads, 4,096 tokens, one CTA per SM: 1.0 µs per step at batch 96,
+//                     1.16 at batch 128, docs/perf-notes.md, version 31);
+//                   - partial_bytes(s) = 2 · batch · heads · s · d_v · 4 for s > 1: the fp32
+//                     partial rows the splits write and the combine reads, over wave_step_bytes
+//                     = slots · block_t · d_qk · 2, the KV a full wave reads per step.
+//                   Both terms only where the launch takes several waves: within one wave more
+//                   CTAs are more memory parallelism, and trimming splits there measured from
+//                   −8 % to +3 % (version 33). Every s also pays s / 16 steps, the combine's
+//                   share per split (kCombineSixteenthsPerSplit). So it fills waves while the
+//                   shorter splits save more than the per-CTA prologue (loading q, writing
+//                   the partial result), the partial rows and the combine cost, and splits
+//                   into several waves only where HBM-bound waves still gain. Its splits are
+//                   kept to ≥ min_steps_per_split(block_t) steps of tokens and
+//                   ≤ kMaxHeuristicSplits. Ties go to fewer splits.
 // Every policy is then capped at kMaxSplits and at the number of block_t steps of the
 // longest sequence, so every split has at least one step of tokens. Always ≥ 1. (The balanced
 // policy does not split per sequence: 1.)
-int choose_num_splits(const SplitPolicy& policy, int batch, int head_blocks, int max_seq_len,
-                      int block_t, const DeviceSlots& slots);
+int choose_num_splits(const SplitPolicy& policy, const SplitShape& shape,
+                      const DeviceSlots& slots);
 
 // A heuristic split's least work: kMinTilesPerSplit steps, or kMinTokensPerSplit tokens where
 // that is fewer steps. The combine's cost is per split whatever the tile, so the floor is one
@@ -68,6 +91,12 @@ constexpr int kMaxHeuristicSplits = 128;
 // wave model split batch 1 of 16,384 tokens 128 ways, where the swapped kernel took 18.4 µs
 // and the seesaw 22.5, against 15.5 and 17.8 at 64 splits.
 constexpr int kCombineSixteenthsPerSplit = 1;
+// The share of a wave's slots whose CTAs already saturate HBM (the heuristic's stretch). With
+// it and the partial rows, the model picks the fastest of 1, 2, 4 and 8 splits (or the count
+// the heuristic picks) at every key of version 31's split grid (three variants, 16 and 128
+// heads, batch 16-128, 1,024-4,096 tokens); without, it missed by 11-28 % at batch 96, e.g. the
+// seesaw at 16 heads, 1,024 tokens, 4 splits 50.4 µs against 39.2 at one.
+constexpr double kHbmSaturation = 0.8;
 // The fixed cost of a CTA's part (loading block_h rows of q, the epilogue), in KV steps; q rows
 // are as wide as KV rows and block_h is about block_t, so about one step each. Balanced
 // launches charge it for every sequence a worker starts (balanced_partition.h's start_cost).

@@ -165,16 +165,15 @@ std::string result_text(const dispatch::CandidateResult& result) {
 
 }  // namespace
 
-std::vector<int> split_candidates(int batch, int head_blocks, int context, int block_t,
-                                  int sm_count, int ctas_per_sm) {
+std::vector<int> split_candidates(const kernels::SplitShape& shape, int sm_count,
+                                  int ctas_per_sm) {
   const kernels::DeviceSlots slots{.sm_count = sm_count, .ctas_per_sm = std::max(1, ctas_per_sm)};
   const auto capped = [&](int splits) {
-    return kernels::choose_num_splits({.kind = SplitPolicy::Kind::kFixed, .value = splits}, batch,
-                                      head_blocks, context, block_t, slots);
+    return kernels::choose_num_splits({.kind = SplitPolicy::Kind::kFixed, .value = splits}, shape,
+                                      slots);
   };
-  const int heuristic =
-      kernels::choose_num_splits({}, batch, head_blocks, context, block_t, slots);
-  const long long base_ctas = static_cast<long long>(batch) * head_blocks;
+  const int heuristic = kernels::choose_num_splits({}, shape, slots);
+  const long long base_ctas = static_cast<long long>(shape.batch) * shape.head_blocks;
   const long long slots_per_wave = static_cast<long long>(slots.sm_count) * slots.ctas_per_sm;
   const int one_wave = static_cast<int>(
       std::clamp<long long>(slots_per_wave / base_ctas, 1, kMaxSplits));
@@ -185,11 +184,10 @@ std::vector<int> split_candidates(int batch, int head_blocks, int context, int b
   return splits;
 }
 
-std::vector<SplitPolicy> candidate_splits(int batch, int head_blocks, int context, int block_t,
-                                          int sm_count, int ctas_per_sm, bool balanced_resident) {
+std::vector<SplitPolicy> candidate_splits(const kernels::SplitShape& shape, int sm_count,
+                                          int ctas_per_sm, bool balanced_resident) {
   std::vector<SplitPolicy> splits;
-  for (const int count :
-       split_candidates(batch, head_blocks, context, block_t, sm_count, ctas_per_sm)) {
+  for (const int count : split_candidates(shape, sm_count, ctas_per_sm)) {
     splits.push_back({.kind = SplitPolicy::Kind::kFixed, .value = count});
   }
   if (balanced_resident) splits.push_back({.kind = SplitPolicy::Kind::kBalanced});
@@ -313,11 +311,18 @@ TuneSummary tune(const TuneRequest& request, std::optional<dispatch::TuningTable
         plans.push_back(plan);
       };
       for (const FeasibleVariant& candidate : feasible) {
-        const int head_blocks = (request.num_heads + candidate.variant->shape.block_h - 1) /
-                                candidate.variant->shape.block_h;
-        for (const SplitPolicy& split : candidate_splits(
-                 batch, head_blocks, context, candidate.variant->shape.block_t,
-                 device->sm_count, candidate.slots.ctas_per_sm, candidate.balanced_resident)) {
+        const VariantShape& shape = candidate.variant->shape;
+        const kernels::SplitShape split_shape{
+            .batch = batch,
+            .num_heads = request.num_heads,
+            .head_blocks = (request.num_heads + shape.block_h - 1) / shape.block_h,
+            .max_seq_len = context,
+            .block_t = shape.block_t,
+            .d_qk = dims_of(request.layout).d_qk,
+            .d_v = dims_of(request.layout).d_v};
+        for (const SplitPolicy& split :
+             candidate_splits(split_shape, device->sm_count, candidate.slots.ctas_per_sm,
+                              candidate.balanced_resident)) {
           add(candidate, split, false);
         }
         // The incumbent races as it was, unless it was a balanced launch whose kernel no

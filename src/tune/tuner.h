@@ -21,6 +21,7 @@
 
 #include "core/layout.h"
 #include "dispatch/tuning_table.h"
+#include "kernels/split_plan.h"
 #include "tune/race.h"
 
 namespace mlalab::tune {
@@ -42,15 +43,15 @@ struct TuneRequest {
 // Split counts raced for a variant at a key: the heuristic's choice h (kernels/split_plan.h),
 // h / 2 and 2 · h, the most splits that still fit in one wave of resident CTAs, and 1 (no
 // combine), each capped so that every split has a step of tokens; ascending, distinct.
-std::vector<int> split_candidates(int batch, int head_blocks, int context, int block_t,
-                                  int sm_count, int ctas_per_sm);
+std::vector<int> split_candidates(const kernels::SplitShape& shape, int sm_count,
+                                  int ctas_per_sm);
 
 // Everything a variant races at a key: split_candidates as fixed splits, then, when its
 // balanced kernel fits on an SM, the balanced launch (one wave of workers sharing the batch's
 // tokens): where no split count fills whole waves, e.g. at H = 128 with one 64-head CTA per
 // SM, batch 80 makes 160 CTAs per split.
-std::vector<SplitPolicy> candidate_splits(int batch, int head_blocks, int context, int block_t,
-                                          int sm_count, int ctas_per_sm, bool balanced_resident);
+std::vector<SplitPolicy> candidate_splits(const kernels::SplitShape& shape, int sm_count,
+                                          int ctas_per_sm, bool balanced_resident);
 
 struct TuneSummary {
   dispatch::TuningTable table;

@@ -23,6 +23,17 @@ constexpr SplitPolicy kHeuristic{};
 constexpr DeviceSlots kH200{.sm_count = 132, .ctas_per_sm = 2};
 constexpr int kLong = 1 << 16;  // long enough that the token cap never binds
 
+// `batch` sequences of up to `max_seq_len` tokens in `head_blocks` blocks of 16 heads (or of
+// `heads` / `head_blocks`), V3.
+constexpr SplitShape shape(int batch, int head_blocks, int max_seq_len, int block_t,
+                           int heads = 0) {
+  return {.batch = batch,
+          .num_heads = heads > 0 ? heads : 16 * head_blocks,
+          .head_blocks = head_blocks,
+          .max_seq_len = max_seq_len,
+          .block_t = block_t};
+}
+
 TEST(ChooseNumSplits, TargetCtasIsTheSmallestCountReachingTheTarget) {
   struct Case {
     int batch;
@@ -31,52 +42,79 @@ TEST(ChooseNumSplits, TargetCtasIsTheSmallestCountReachingTheTarget) {
   };
   for (const auto [batch, head_blocks, target] :
        {Case{3, 2, 512}, Case{1, 1, 7}, Case{64, 8, 512}, Case{97, 1, 1000}, Case{5, 3, 15}}) {
-    const int splits = choose_num_splits(target_ctas(target), batch, head_blocks, kLong, 16, kH200);
+    const int splits =
+        choose_num_splits(target_ctas(target), shape(batch, head_blocks, kLong, 16), kH200);
     SCOPED_TRACE(testing::Message() << batch << "x" << head_blocks << " target " << target);
     EXPECT_GE(batch * head_blocks * splits, target);
     if (splits > 1) {
       EXPECT_LT(batch * head_blocks * (splits - 1), target);
     }
   }
-  EXPECT_EQ(choose_num_splits(target_ctas(512), 3, 2, kLong, 16, kH200), 86);
-  EXPECT_EQ(choose_num_splits(target_ctas(512), 64, 8, kLong, 16, kH200), 1);
+  EXPECT_EQ(choose_num_splits(target_ctas(512), shape(3, 2, kLong, 16), kH200), 86);
+  EXPECT_EQ(choose_num_splits(target_ctas(512), shape(64, 8, kLong, 16), kH200), 1);
 }
 
 TEST(ChooseNumSplits, FixedIsTakenAsGiven) {
   for (const int splits : {1, 2, 7, 64, kMaxSplits}) {
-    EXPECT_EQ(choose_num_splits(fixed(splits), 4, 2, kLong, 16, kH200), splits);
+    EXPECT_EQ(choose_num_splits(fixed(splits), shape(4, 2, kLong, 16), kH200), splits);
   }
 }
 
 TEST(ChooseNumSplits, CappedAtOneStepOfTokensPerSplit) {
   // 100 tokens in steps of 16 are 7 steps: no more than 7 splits, whatever is asked.
-  EXPECT_EQ(choose_num_splits(fixed(64), 1, 1, 100, 16, kH200), 7);
-  EXPECT_EQ(choose_num_splits(target_ctas(512), 1, 1, 100, 16, kH200), 7);
-  EXPECT_EQ(choose_num_splits(fixed(64), 1, 1, 100, 64, kH200), 2);
-  EXPECT_EQ(choose_num_splits(fixed(5), 1, 1, 65, 64, kH200), 2);
+  EXPECT_EQ(choose_num_splits(fixed(64), shape(1, 1, 100, 16), kH200), 7);
+  EXPECT_EQ(choose_num_splits(target_ctas(512), shape(1, 1, 100, 16), kH200), 7);
+  EXPECT_EQ(choose_num_splits(fixed(64), shape(1, 1, 100, 64), kH200), 2);
+  EXPECT_EQ(choose_num_splits(fixed(5), shape(1, 1, 65, 64), kH200), 2);
   // And at kMaxSplits.
-  EXPECT_EQ(choose_num_splits(target_ctas(1 << 20), 1, 1, kLong, 16, kH200), kMaxSplits);
+  EXPECT_EQ(choose_num_splits(target_ctas(1 << 20), shape(1, 1, kLong, 16), kH200), kMaxSplits);
 }
 
 TEST(ChooseNumSplits, HeuristicFillsWholeWavesOfResidentCtas) {
   // One wave is 132 · 2 = 264 CTAs; 65536 tokens are 1024 steps of 64.
   // One sequence: every split count up to the caps fits in one wave, so the most splits win.
-  EXPECT_EQ(choose_num_splits(kHeuristic, 1, 1, kLong, 64, kH200), kMaxHeuristicSplits);
+  EXPECT_EQ(choose_num_splits(kHeuristic, shape(1, 1, kLong, 64), kH200), kMaxHeuristicSplits);
   // 8 base CTAs: 33 splits still fit one wave, but 1024 steps take 32 steps per split at 32
   // splits as at 33; the tie goes to fewer splits.
-  EXPECT_EQ(choose_num_splits(kHeuristic, 4, 2, kLong, 64, kH200), 32);
+  EXPECT_EQ(choose_num_splits(kHeuristic, shape(4, 2, kLong, 64), kH200), 32);
   // 512 base CTAs are already two waves; splitting only adds partial waves and prologues.
-  EXPECT_EQ(choose_num_splits(kHeuristic, 64, 8, kLong, 64, kH200), 1);
+  EXPECT_EQ(choose_num_splits(kHeuristic, shape(64, 8, kLong, 64), kH200), 1);
   // 264 CTAs of 16 steps fill exactly one wave (16 + 2 steps); 2 splits take 2 waves of 8 + 2.
-  EXPECT_EQ(choose_num_splits(kHeuristic, 264, 1, 1024, 64, kH200), 1);
-  // 200 CTAs of 64 steps: 5 splits make 4 waves of 13 + 2 steps, 60 < 64 + 2 for one split.
-  EXPECT_EQ(choose_num_splits(kHeuristic, 200, 1, 4096, 64, kH200), 5);
+  EXPECT_EQ(choose_num_splits(kHeuristic, shape(264, 1, 1024, 64), kH200), 1);
+}
+
+TEST(ChooseNumSplits, HeuristicPaysHbmSaturationAndPartialRowsBeyondOneWave) {
+  // 200 CTAs of 64 steps fit one wave: 66 steps. 5 splits, 1000 CTAs, make 3 full waves of
+  // 13 + 2 steps, each stretched by 264 / (0.8 · 264) = 1.25, and one of 208 CTAs: 71 steps,
+  // and the partial rows on top.
+  EXPECT_EQ(choose_num_splits(kHeuristic, shape(200, 1, 4096, 64), kH200), 1);
+  // Measured (docs/perf-notes.md, versions 31 and 33): the seesaw (one 64-head CTA per SM,
+  // 32-token steps) on 96 sequences of 1,024 tokens, 16 heads, took 39.2 µs at one split and
+  // 50.4 at 4 (three waves); at 128 heads (two head blocks), 1,024 tokens, one split ran 65 %
+  // faster than 4 at batch 48, 46 % at 80, 25 % faster than 2 at 96; at 4,096 tokens one
+  // split 9 % faster than 4 at batch 48, 3 splits 3 % faster than 4 at batch 80.
+  const DeviceSlots one_per_sm{.sm_count = 132, .ctas_per_sm = 1};
+  EXPECT_EQ(choose_num_splits(kHeuristic, shape(96, 1, 1024, 32), one_per_sm), 1);
+  EXPECT_EQ(choose_num_splits(kHeuristic, shape(48, 2, 1024, 32, 128), one_per_sm), 1);
+  EXPECT_EQ(choose_num_splits(kHeuristic, shape(80, 2, 1024, 32, 128), one_per_sm), 1);
+  EXPECT_EQ(choose_num_splits(kHeuristic, shape(96, 2, 1024, 32, 128), one_per_sm), 1);
+  EXPECT_EQ(choose_num_splits(kHeuristic, shape(48, 2, 4096, 32, 128), one_per_sm), 1);
+  EXPECT_EQ(choose_num_splits(kHeuristic, shape(80, 2, 4096, 32, 128), one_per_sm), 3);
+  // Within one wave neither term applies: batch 1 at 128 heads, 4,096 tokens keeps 32 splits
+  // (64 CTAs), which measured 8 % faster than the 26 that the stretch and the rows would
+  // pick; batch 8 keeps 8 (3 % faster than 7).
+  EXPECT_EQ(choose_num_splits(kHeuristic, shape(1, 2, 4096, 32, 128), one_per_sm), 32);
+  EXPECT_EQ(choose_num_splits(kHeuristic, shape(8, 2, 4096, 32, 128), one_per_sm), 8);
+  // The swapped kernel (16 heads, 64-token steps) at 2,048 tokens: batch 96 one split, 23 %
+  // faster than 4; batch 16 keeps 8 splits (2 % faster than 7).
+  EXPECT_EQ(choose_num_splits(kHeuristic, shape(96, 1, 2048, 64), one_per_sm), 1);
+  EXPECT_EQ(choose_num_splits(kHeuristic, shape(16, 1, 2048, 64), one_per_sm), 8);
 }
 
 TEST(ChooseNumSplits, HeuristicCountsTheCombinesShareOfEachSplit) {
   // Batch 1, 16,384 tokens in 64-token tiles: 256 steps, all in one wave. 128 splits of 2
   // steps cost 16 · (2 + 2) + 128 = 192 sixteenths, 64 of 4 steps 16 · (4 + 2) + 64 = 160.
-  EXPECT_EQ(choose_num_splits(kHeuristic, 1, 1, 16384, 64, kH200), 64);
+  EXPECT_EQ(choose_num_splits(kHeuristic, shape(1, 1, 16384, 64), kH200), 64);
 }
 
 TEST(ChooseNumSplits, HeuristicKeepsMinStepsPerSplit) {
@@ -85,25 +123,25 @@ TEST(ChooseNumSplits, HeuristicKeepsMinStepsPerSplit) {
   EXPECT_EQ(min_steps_per_split(32), 4);
   EXPECT_EQ(min_steps_per_split(64), 2);
   // 1024 tokens are 16 steps of 64: at 2 steps each, 8 splits at most; 64 steps of 16 at 4.
-  EXPECT_EQ(choose_num_splits(kHeuristic, 1, 1, 1024, 64, kH200), 8);
-  EXPECT_EQ(choose_num_splits(kHeuristic, 1, 1, 1024, 16, kH200), 16);
+  EXPECT_EQ(choose_num_splits(kHeuristic, shape(1, 1, 1024, 64), kH200), 8);
+  EXPECT_EQ(choose_num_splits(kHeuristic, shape(1, 1, 1024, 16), kH200), 16);
   // Batch 1, 4096 tokens in 64-token tiles: 32 splits of 2 steps in one wave (16 before the
   // token floor).
-  EXPECT_EQ(choose_num_splits(kHeuristic, 1, 1, 4096, 64, kH200), 32);
+  EXPECT_EQ(choose_num_splits(kHeuristic, shape(1, 1, 4096, 64), kH200), 32);
   // Fewer than the least steps in all: one split.
-  EXPECT_EQ(choose_num_splits(kHeuristic, 1, 1, 64, 64, kH200), 1);
-  EXPECT_EQ(choose_num_splits(kHeuristic, 1, 1, 3 * 16, 16, kH200), 1);
+  EXPECT_EQ(choose_num_splits(kHeuristic, shape(1, 1, 64, 64), kH200), 1);
+  EXPECT_EQ(choose_num_splits(kHeuristic, shape(1, 1, 3 * 16, 16), kH200), 1);
 }
 
 TEST(ChooseNumSplits, AlwaysAtLeastOne) {
   for (const SplitPolicy policy :
        {fixed(1), fixed(8), target_ctas(1), target_ctas(512), kHeuristic}) {
     for (const int max_seq_len : {0, 1, 15, 4097}) {
-      EXPECT_GE(choose_num_splits(policy, 97, 8, max_seq_len, 64, kH200), 1);
-      EXPECT_GE(choose_num_splits(policy, 1, 1, max_seq_len, 64, DeviceSlots{}), 1);
+      EXPECT_GE(choose_num_splits(policy, shape(97, 8, max_seq_len, 64), kH200), 1);
+      EXPECT_GE(choose_num_splits(policy, shape(1, 1, max_seq_len, 64), DeviceSlots{}), 1);
     }
   }
-  EXPECT_EQ(choose_num_splits(fixed(8), 1, 1, 0, 16, kH200), 1);
+  EXPECT_EQ(choose_num_splits(fixed(8), shape(1, 1, 0, 16), kH200), 1);
 }
 
 TEST(SplitWorkspace, HoldsPartialOutAndLsePerSplit) {
