@@ -235,8 +235,7 @@ cudaError_t launch_combine(const DecodeParams& params, int num_splits, const flo
   const CurrentDevice& device = current_device();
   const long long rows = static_cast<long long>(params.batch) * params.num_heads;
   cudaLaunchAttribute dependent_launch;
-  cudaLaunchConfig_t config =
-      dependent_launch_config(stream, device.compute_capability, dependent_launch);
+  cudaLaunchConfig_t config = launch_config(stream, /*dependent=*/true, dependent_launch);
   // Balanced launches: a warp per row once its CTAs fill the GPU twice over.
   if (sequence_parts != nullptr && rows >= 2LL * kRowsPerCta * device.sm_count) {
     config.gridDim = dim3(static_cast<unsigned>((rows + kRowsPerCta - 1) / kRowsPerCta));

@@ -495,9 +495,8 @@ LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const Decod
                                 : nullptr;
 #endif
   cudaLaunchAttribute dependent_launch;
-  cudaLaunchConfig_t config = dependent_launch_config(
-      stream, kOrder == LaunchOrder::kDependent ? current_device().compute_capability : 0,
-      dependent_launch);
+  cudaLaunchConfig_t config =
+      launch_config(stream, kOrder == LaunchOrder::kDependent, dependent_launch);
   config.gridDim = dim3(static_cast<unsigned>(plan.ctas));
   config.blockDim = dim3(static_cast<unsigned>(threads));
   config.dynamicSmemBytes = static_cast<std::size_t>(smem_bytes);

@@ -8,13 +8,15 @@
 // Such a grid's CTAs do nothing that reads or writes global memory before
 // wait_for_prior_grid(); a grid lets its dependents launch early (allow_dependent_launch())
 // only once every CTA of its own is resident, so that waiting dependents never hold a slot one
-// of its CTAs still needs. The combine is always launched so. The decode kernel is where its
-// family waits at its top: the wgmma family (the portable kernel, launched so, lost 12.5 % at
-// batch 1 with 256 splits, docs/perf-notes.md, version 31). The decode kernels let the
+// of its CTAs still needs. The combine is always launched so; the decode kernels where their
+// family waits at their top, the wgmma family (the portable kernel, launched so, lost 12.5 %
+// at batch 1 with 256 splits, docs/perf-notes.md, version 31). The decode kernels let the
 // combine in after their KV loop; the combine lets the next decode in only when it ends (with
 // an early trigger the seesaw at 128 heads measured 1.9 % slower at 8 sequences, 0.7 % faster
 // at one, version 32). On older GPUs both calls are no-ops and the launch is plain.
 #include <cuda_runtime.h>
+
+#include "kernels/device.h"
 
 namespace mlalab::kernels {
 
@@ -34,18 +36,18 @@ __device__ __forceinline__ void allow_dependent_launch() {
 #endif
 }
 
-// A launch configuration (grid, block and shared memory still to set) for a dependent
-// launch where the device has them (`compute_capability` ≥ 90), else for a plain one.
-// `attribute` is the caller's, which must outlive the launch call.
-inline cudaLaunchConfig_t dependent_launch_config(cudaStream_t stream, int compute_capability,
-                                                  cudaLaunchAttribute& attribute) {
+// A launch configuration (grid, block and shared memory still to set): a dependent launch
+// where `dependent` and the device has them (sm_90+), else a plain one. `attribute` is the
+// caller's, which must outlive the launch call.
+inline cudaLaunchConfig_t launch_config(cudaStream_t stream, bool dependent,
+                                        cudaLaunchAttribute& attribute) {
   attribute = {};
   attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute.val.programmaticStreamSerializationAllowed = 1;
   cudaLaunchConfig_t config{};
   config.stream = stream;
   config.attrs = &attribute;
-  config.numAttrs = compute_capability >= 90 ? 1 : 0;
+  config.numAttrs = dependent && current_device().compute_capability >= 90 ? 1 : 0;
   return config;
 }
 

@@ -40,11 +40,11 @@ int choose_num_splits(const SplitPolicy& policy, const SplitShape& shape,
   double best_cost = 0.0;
   for (int splits = 1; splits <= heuristic_cap; ++splits) {
     const long long ctas = base_ctas * splits;
-    const long long full_waves = ctas / slots_per_wave;
-    const long long last_wave = ctas % slots_per_wave;
     const double per_cta_steps = ceil_div(steps, splits) + kPrologueSteps;
     double cost = per_cta_steps;
     if (ctas > slots_per_wave) {
+      const long long full_waves = ctas / slots_per_wave;
+      const long long last_wave = ctas % slots_per_wave;
       cost = per_cta_steps * (static_cast<double>(full_waves) * stretch(slots_per_wave) +
                               (last_wave > 0 ? stretch(last_wave) : 0.0));
       if (splits > 1) {  // one split writes the result itself
