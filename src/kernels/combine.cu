@@ -79,10 +79,33 @@ __global__ void __launch_bounds__(kCombineThreads)
     first_part = static_cast<long long>(parts.first_slot) * params.num_heads + head;
     split_stride = params.num_heads;
   }
-  // The lanes read the splits' lse in parallel (one memory round trip, not one per split);
-  // every warp finds the maximum itself rather than waiting for one that shares it.
-  float max_lse = -INFINITY;
-  for (int split = lane; split < num_splits; split += kWarpSize) {
+  // Everything the row needs from memory is requested before anything waits on it: the splits'
+  // lse, the first kPrefetchedSplits of this thread's partial results and the sink, where
+  // loading each after the one before cost three round trips (docs/perf-notes.md, version 34:
+  // +5 % at batch 1-8, H = 16). A partial is loaded whatever its weight (the address is always
+  // in the workspace); an empty split's was never written and must not reach the sum even as
+  // 0 · NaN.
+  const auto load_partial = [&](int split) {
+    return *reinterpret_cast<const float4*>(partial_out +
+                                            (first_part + split * split_stride) * params.d_v +
+                                            column);
+  };
+  // The lanes read the splits' lse in parallel (one memory round trip, not one per split),
+  // ahead of the partials (issued after them they cost 2.5 % at H = 128, batch 1); every warp
+  // finds the maximum itself rather than waiting for one that shares it.
+  float max_lse = lane < num_splits ? partial_lse[first_part + lane * split_stride] : -INFINITY;
+  // Eight where rows are few and splits many (four lost 1-3 % at H = 16, batch 1-2); two with a
+  // CTA per row, whose thousands of short CTAs want residency more than depth (eight took 64
+  // registers for 34 and cost 2.3 % at H = 128, batch 32).
+  constexpr int kPrefetchedSplits = kColumnBlocks == 4 ? 8 : 2;
+  float4 prefetched[kPrefetchedSplits] = {};
+#pragma unroll
+  for (int k = 0; k < kPrefetchedSplits; ++k) {
+    const int split = split_group + k * kSplitGroups;
+    if (split < num_splits) prefetched[k] = load_partial(split);
+  }
+  const float sink_logit = params.sink_logits != nullptr ? params.sink_logits[head] : -INFINITY;
+  for (int split = lane + kWarpSize; split < num_splits; split += kWarpSize) {
     max_lse = fmaxf(max_lse, partial_lse[first_part + split * split_stride]);
   }
 #pragma unroll
@@ -104,19 +127,24 @@ __global__ void __launch_bounds__(kCombineThreads)
     return;
   }
   float4 total = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#pragma unroll 8
-  for (int split = split_group; split < num_splits; split += kSplitGroups) {
-    // Loaded whatever the weight (the address is always in the workspace), so unrolled
-    // iterations issue their loads together; an empty split's partial was never written and
-    // must not reach the sum even as 0 · NaN.
-    const float4 part = *reinterpret_cast<const float4*>(
-        partial_out + (first_part + split * split_stride) * params.d_v + column);
+  const auto accumulate = [&](int split, const float4& part) {
     const float weight = split_weight[split];
-    if (weight == 0.0f) continue;
+    if (weight == 0.0f) return;
     total.x += weight * part.x;
     total.y += weight * part.y;
     total.z += weight * part.z;
     total.w += weight * part.w;
+  };
+#pragma unroll
+  for (int k = 0; k < kPrefetchedSplits; ++k) {
+    const int split = split_group + k * kSplitGroups;
+    if (split < num_splits) accumulate(split, prefetched[k]);
+  }
+  // Rows of more splits: the rest, unrolled so that their loads too go out together.
+#pragma unroll 8
+  for (int split = split_group + kPrefetchedSplits * kSplitGroups; split < num_splits;
+       split += kSplitGroups) {
+    accumulate(split, load_partial(split));
   }
   if constexpr (kSplitGroups > 1) {
     group_sums[split_group][column_thread] = total;
@@ -133,7 +161,7 @@ __global__ void __launch_bounds__(kCombineThreads)
   float weight_sum = 0.0f;
   for (int split = 0; split < num_splits; ++split) weight_sum += split_weight[split];
   float denominator = weight_sum;
-  if (params.sink_logits != nullptr) denominator += expf(params.sink_logits[head] - max_lse);
+  if (params.sink_logits != nullptr) denominator += expf(sink_logit - max_lse);
   const float inverse = 1.0f / denominator;
   *reinterpret_cast<uint2*>(out_row + column) =
       make_uint2(pack_bf16x2(total.x * inverse, total.y * inverse),
@@ -164,6 +192,8 @@ __global__ void __launch_bounds__(kRowsPerCta * kWarpSize)
   const auto part_row = [&](int part) {
     return first_part + static_cast<long long>(part) * params.num_heads;
   };
+  // Requested beside the first lse loads, not after the parts' loop (as in combine_kernel).
+  const float sink_logit = params.sink_logits != nullptr ? params.sink_logits[head] : -INFINITY;
 
   float max_lse = -INFINITY;
   for (int part = lane; part < parts.count; part += kWarpSize) {
@@ -215,7 +245,7 @@ __global__ void __launch_bounds__(kRowsPerCta * kWarpSize)
     }
   }
   float denominator = weight_sum;
-  if (params.sink_logits != nullptr) denominator += expf(params.sink_logits[head] - max_lse);
+  if (params.sink_logits != nullptr) denominator += expf(sink_logit - max_lse);
   const float inverse = 1.0f / denominator;
 #pragma unroll
   for (int i = 0; i < kFloat4PerLane; ++i) {
