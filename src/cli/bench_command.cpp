@@ -83,9 +83,10 @@ CLI::Validator split_validator() {
 std::string footer() {
   return fmt::format(R"(Split policies (--split):
   heuristic        the split count minimising a model of the time, in steps: a launch in
-                   one wave (SMs x resident CTAs of the variant) costs steps per split + {};
-                   one of several waves costs that per wave, times CTAs / ({} x the wave's
-                   slots) where more stream than HBM can feed, plus the fp32 partial rows'
+                   one wave (SMs x resident CTAs of the variant) costs steps per split + {}
+                   and {} x the fp32 partial rows' bytes over a full wave's KV bytes per
+                   step; one of several waves costs that per wave, times CTAs / ({} x the
+                   wave's slots) where more stream than HBM can feed, plus the partial rows'
                    bytes over a full wave's KV bytes per step; every split adds 1/16 step
                    (the combine's share); at least {} steps of block_t tokens per split
                    ({} tokens if fewer steps), at most {} splits
@@ -122,8 +123,8 @@ Examples:
   mlalab bench --layout v4 --heads 64 --split fixed:4
   mlalab bench --heads 128 --batch 64 --context 8192 --lengths uniform:0.125 --split balanced
   mlalab bench --heads 128 --batch 80 --split balanced --timeline tl.json  (a timeline build))",
-                     kernels::kPrologueSteps, kernels::kHbmSaturation,
-                     kernels::kMinTilesPerSplit, kernels::kMinTokensPerSplit,
+                     kernels::kPrologueSteps, kernels::kOneWavePartialRowsWeight,
+                     kernels::kHbmSaturation, kernels::kMinTilesPerSplit, kernels::kMinTokensPerSplit,
                      kernels::kMaxHeuristicSplits, kMaxSplits, kernels::kPrologueSteps);
 }
 

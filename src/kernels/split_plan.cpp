@@ -41,16 +41,17 @@ int choose_num_splits(const SplitPolicy& policy, const SplitShape& shape,
   for (int splits = 1; splits <= heuristic_cap; ++splits) {
     const long long ctas = base_ctas * splits;
     const double per_cta_steps = ceil_div(steps, splits) + kPrologueSteps;
-    double cost = per_cta_steps;
+    // One split writes the result itself: no partial rows.
+    const double partial_steps =
+        splits > 1 ? 2.0 * shape.batch * shape.num_heads * splits * shape.d_v * 4 / wave_step_bytes
+                   : 0.0;
+    double cost = per_cta_steps + kOneWavePartialRowsWeight * partial_steps;
     if (ctas > slots_per_wave) {
       const long long full_waves = ctas / slots_per_wave;
       const long long last_wave = ctas % slots_per_wave;
       cost = per_cta_steps * (static_cast<double>(full_waves) * stretch(slots_per_wave) +
-                              (last_wave > 0 ? stretch(last_wave) : 0.0));
-      if (splits > 1) {  // one split writes the result itself
-        const double partial_bytes = 2.0 * shape.batch * shape.num_heads * splits * shape.d_v * 4;
-        cost += partial_bytes / wave_step_bytes;
-      }
+                              (last_wave > 0 ? stretch(last_wave) : 0.0)) +
+             partial_steps;
     }
     cost += static_cast<double>(kCombineSixteenthsPerSplit * splits) / 16;
     if (splits == 1 || cost < best_cost) {

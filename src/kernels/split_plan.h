@@ -58,15 +58,16 @@ struct SplitShape {
 //                   - partial_bytes(s) = 2 · batch · heads · s · d_v · 4 for s > 1: the fp32
 //                     partial rows the splits write and the combine reads, over wave_step_bytes
 //                     = slots · block_t · d_qk · 2, the KV a full wave reads per step.
-//                   Both terms only where the launch takes several waves: within one wave more
-//                   CTAs are more memory parallelism, and trimming splits there measured from
-//                   −8 % to +3 % (version 33). Every s also pays s / 16 steps, the combine's
-//                   share per split (kCombineSixteenthsPerSplit). So it fills waves while the
-//                   shorter splits save more than the per-CTA prologue (loading q, writing
-//                   the partial result), the partial rows and the combine cost, and splits
-//                   into several waves only where HBM-bound waves still gain. Its splits are
-//                   kept to ≥ min_steps_per_split(block_t) steps of tokens and
-//                   ≤ kMaxHeuristicSplits. Ties go to fewer splits.
+//                   The stretch only where the launch takes several waves: within one wave
+//                   more CTAs are more memory parallelism, and trimming splits there by it
+//                   measured from −8 % to +3 % (version 33). A launch in one wave pays its
+//                   partial rows at kOneWavePartialRowsWeight. Every s also pays s / 16
+//                   steps, the combine's share per split (kCombineSixteenthsPerSplit). So it
+//                   fills waves while the shorter splits save more than the per-CTA prologue
+//                   (loading q, writing the partial result), the partial rows and the combine
+//                   cost, and splits into several waves only where HBM-bound waves still
+//                   gain. Its splits are kept to ≥ min_steps_per_split(block_t) steps of
+//                   tokens and ≤ kMaxHeuristicSplits. Ties go to fewer splits.
 // Every policy is then capped at kMaxSplits and at the number of block_t steps of the
 // longest sequence, so every split has at least one step of tokens. Always ≥ 1. (The balanced
 // policy does not split per sequence: 1.)
@@ -75,10 +76,11 @@ int choose_num_splits(const SplitPolicy& policy, const SplitShape& shape,
 
 // A heuristic split's least work: kMinTilesPerSplit steps, or kMinTokensPerSplit tokens where
 // that is fewer steps. The combine's cost is per split whatever the tile, so the floor is one
-// of tokens once steps are large: 64-token tiles get 2 steps, as many tokens as 4 of 32 (at 4
-// steps the swapped kernel had 16 splits at batch 1, L = 4,096, 12.9 µs; the tuner's 32, 10.6).
+// of tokens once steps are large: 64-token tiles get one step, 32-token tiles two. At 128
+// tokens (version 30) batch 1-8 of 1,024 tokens, 16 heads, got 8 splits where one step each
+// (16) was 5-17 % faster, as at 128 heads (10 %) (docs/results/2026-12-03-h200-v35/sweep/).
 constexpr int kMinTilesPerSplit = 4;
-constexpr int kMinTokensPerSplit = 128;
+constexpr int kMinTokensPerSplit = 64;
 constexpr int min_steps_per_split(int block_t) {
   return std::min(kMinTilesPerSplit, (kMinTokensPerSplit + block_t - 1) / block_t);
 }
@@ -91,6 +93,13 @@ constexpr int kMaxHeuristicSplits = 128;
 // wave model split batch 1 of 16,384 tokens 128 ways, where the swapped kernel took 18.4 µs
 // and the seesaw 22.5, against 15.5 and 17.8 at 64 splits.
 constexpr int kCombineSixteenthsPerSplit = 1;
+// The weight of the partial rows in a launch of one wave, whose steps are latency-bound rather
+// than HBM-bound. Fitted on a fixed-split sweep of both wgmma kernels (16 and 128 heads, batch
+// 1-8, 1,024-16,384 tokens, docs/results/2026-12-03-h200-v35/sweep/) with the tuning tables'
+// rankings: the pick's time over the best measured, geometric mean 2.5 % without it (and a
+// 128-token floor), 0.9 % with it; without it the 64-token floor split 128 heads, 4,096
+// tokens 43 ways, 13 % slower than 32.
+constexpr double kOneWavePartialRowsWeight = 0.75;
 // The share of a wave's slots whose CTAs already saturate HBM (the heuristic's stretch). With
 // it and the partial rows, the model picks the fastest of 1, 2, 4 and 8 splits (or the count
 // the heuristic picks) at every key of version 31's split grid (three variants, 16 and 128
