@@ -96,10 +96,12 @@ constexpr int kCombineSixteenthsPerSplit = 1;
 // The weight of the partial rows in a launch of one wave, whose steps are latency-bound rather
 // than HBM-bound. Fitted on a fixed-split sweep of both wgmma kernels (16 and 128 heads, batch
 // 1-8, 1,024-16,384 tokens, docs/results/2026-12-03-h200-v35/sweep/) with the tuning tables'
-// rankings: the pick's time over the best measured, geometric mean 2.5 % without it (and a
-// 128-token floor), 0.9 % with it; without it the 64-token floor split 128 heads, 4,096
-// tokens 43 ways, 13 % slower than 32.
-constexpr double kOneWavePartialRowsWeight = 0.75;
+// rankings: the pick's time over the best measured, geometric mean 2.5 % before (128-token
+// floor, no such term), 1.1 % with the 64-token floor alone, 1.0 % at 0.4 and 0.9 % at 0.75.
+// Without it the 64-token floor split 128 heads, 4,096 tokens 43 ways, 13 % slower than 32. At
+// 0.75 the labs found the portable kernel 3-5 % slower where it moved (batch 2-4 at 16 heads),
+// so 0.4: the largest weight that moves none of its picks.
+constexpr double kOneWavePartialRowsWeight = 0.4;
 // The share of a wave's slots whose CTAs already saturate HBM (the heuristic's stretch). With
 // it and the partial rows, the model picks the fastest of 1, 2, 4 and 8 splits (or the count
 // the heuristic picks) at every key of version 31's split grid (three variants, 16 and 128

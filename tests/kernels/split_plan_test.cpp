@@ -100,10 +100,10 @@ TEST(ChooseNumSplits, HeuristicPaysHbmSaturationAndPartialRowsBeyondOneWave) {
   EXPECT_EQ(choose_num_splits(kHeuristic, shape(96, 2, 1024, 32, 128), one_per_sm), 1);
   EXPECT_EQ(choose_num_splits(kHeuristic, shape(48, 2, 4096, 32, 128), one_per_sm), 1);
   EXPECT_EQ(choose_num_splits(kHeuristic, shape(80, 2, 4096, 32, 128), one_per_sm), 3);
-  // Within one wave no stretch, and the rows at 3/4: batch 1 at 128 heads, 4,096 tokens keeps
-  // 32 splits (64 CTAs), which measured 8 % faster than the 26 that the stretch and the full
-  // rows would pick, and 13 % faster than 43 (the rows' cost left out); batch 8 keeps 8 (3 %
-  // faster than 7).
+  // Within one wave no stretch, and the rows at kOneWavePartialRowsWeight: batch 1 at 128
+  // heads, 4,096 tokens keeps 32 splits (64 CTAs), which measured 8 % faster than the 26 that
+  // the stretch and the full rows would pick, and 13 % faster than 43 (the rows left out);
+  // batch 8 keeps 8 (3 % faster than 7).
   EXPECT_EQ(choose_num_splits(kHeuristic, shape(1, 2, 4096, 32, 128), one_per_sm), 32);
   EXPECT_EQ(choose_num_splits(kHeuristic, shape(8, 2, 4096, 32, 128), one_per_sm), 8);
   // The swapped kernel (16 heads, 64-token steps) at 2,048 tokens: batch 96 one split, 23 %
