@@ -84,8 +84,8 @@ std::string footer() {
   return fmt::format(R"(Split policies (--split):
   heuristic        the split count minimising a model of the time, in steps: a launch in
                    one wave (SMs x resident CTAs of the variant) costs steps per split + {}
-                   and {} x the fp32 partial rows' bytes over a full wave's KV bytes per
-                   step; one of several waves costs that per wave, times CTAs / ({} x the
+                   (wgmma kernels: plus {} x the fp32 partial rows' bytes over a full wave's
+                   KV bytes per step); one of several waves costs that per wave, times CTAs / ({} x the
                    wave's slots) where more stream than HBM can feed, plus the partial rows'
                    bytes over a full wave's KV bytes per step; every split adds 1/16 step
                    (the combine's share); at least {} steps of block_t tokens per split

@@ -36,6 +36,8 @@ int choose_num_splits(const SplitPolicy& policy, const SplitShape& shape,
   const auto stretch = [&](long long wave_ctas) {
     return std::max(1.0, static_cast<double>(wave_ctas) / saturated_ctas);
   };
+  const double one_wave_partial_weight =
+      shape.family == KernelFamily::kWgmma ? kOneWavePartialRowsWeight : 0.0;
   int best_splits = 1;
   double best_cost = 0.0;
   for (int splits = 1; splits <= heuristic_cap; ++splits) {
@@ -45,7 +47,7 @@ int choose_num_splits(const SplitPolicy& policy, const SplitShape& shape,
     const double partial_steps =
         splits > 1 ? 2.0 * shape.batch * shape.num_heads * splits * shape.d_v * 4 / wave_step_bytes
                    : 0.0;
-    double cost = per_cta_steps + kOneWavePartialRowsWeight * partial_steps;
+    double cost = per_cta_steps + one_wave_partial_weight * partial_steps;
     if (ctas > slots_per_wave) {
       const long long full_waves = ctas / slots_per_wave;
       const long long last_wave = ctas % slots_per_wave;
@@ -118,7 +120,8 @@ LaunchPlan plan_launch(const DecodeParams& params, const KernelConfig& config, i
                                        .max_seq_len = max_seq_len,
                                        .block_t = config.shape.block_t,
                                        .d_qk = params.d_qk,
-                                       .d_v = params.d_v},
+                                       .d_v = params.d_v,
+                                       .family = config.shape.family},
                                       slots);
   plan.ctas = params.batch * plan.head_blocks * plan.num_splits;
   plan.workspace_bytes =

@@ -41,6 +41,7 @@ struct SplitShape {
   int block_t = 16;
   int d_qk = 576;
   int d_v = 512;
+  KernelFamily family = KernelFamily::kPortable;  // whose one-wave launches pay partial rows
 };
 
 // Splits for a policy:
@@ -60,8 +61,8 @@ struct SplitShape {
 //                     = slots · block_t · d_qk · 2, the KV a full wave reads per step.
 //                   The stretch only where the launch takes several waves: within one wave
 //                   more CTAs are more memory parallelism, and trimming splits there by it
-//                   measured from −8 % to +3 % (version 33). A launch in one wave pays its
-//                   partial rows at kOneWavePartialRowsWeight. Every s also pays s / 16
+//                   measured from −8 % to +3 % (version 33). A wgmma launch in one wave
+//                   pays its partial rows at kOneWavePartialRowsWeight. Every s also pays s / 16
 //                   steps, the combine's share per split (kCombineSixteenthsPerSplit). So it
 //                   fills waves while the shorter splits save more than the per-CTA prologue
 //                   (loading q, writing the partial result), the partial rows and the combine
@@ -93,15 +94,16 @@ constexpr int kMaxHeuristicSplits = 128;
 // wave model split batch 1 of 16,384 tokens 128 ways, where the swapped kernel took 18.4 µs
 // and the seesaw 22.5, against 15.5 and 17.8 at 64 splits.
 constexpr int kCombineSixteenthsPerSplit = 1;
-// The weight of the partial rows in a launch of one wave, whose steps are latency-bound rather
-// than HBM-bound. Fitted on a fixed-split sweep of both wgmma kernels (16 and 128 heads, batch
-// 1-8, 1,024-16,384 tokens, docs/results/2026-12-03-h200-v35/sweep/) with the tuning tables'
-// rankings: the pick's time over the best measured, geometric mean 2.5 % before (128-token
-// floor, no such term), 1.1 % with the 64-token floor alone, 1.0 % at 0.4 and 0.9 % at 0.75.
-// Without it the 64-token floor split 128 heads, 4,096 tokens 43 ways, 13 % slower than 32. At
-// 0.75 the labs found the portable kernel 3-5 % slower where it moved (batch 2-4 at 16 heads),
-// so 0.4: the largest weight that moves none of its picks.
-constexpr double kOneWavePartialRowsWeight = 0.4;
+// The weight of the partial rows in a wgmma launch of one wave, whose steps are latency-bound
+// rather than HBM-bound. Fitted on a fixed-split sweep of both wgmma kernels (16 and 128 heads,
+// batch 1-8, 1,024-16,384 tokens, docs/results/2026-12-03-h200-v35/sweep/) with the tuning
+// tables' rankings: the pick's time over the best measured, geometric mean 2.5 % before
+// (128-token floor, no such term), 1.1 % with the 64-token floor alone, 0.9 % with both.
+// Without it the 64-token floor split 128 heads, 4,096 tokens 43 ways, 13 % slower than 32;
+// at 0.4 the labs found 128 heads, batch 4 of 1,024 tokens 7.9 % slower (11 splits, not 8).
+// The portable kernel's picks keep the old model: where the term moved them (16 heads, batch
+// 2-4, 4,096-16,384 tokens) it lost 3-5 %.
+constexpr double kOneWavePartialRowsWeight = 0.75;
 // The share of a wave's slots whose CTAs already saturate HBM (the heuristic's stretch). With
 // it and the partial rows, the model picks the fastest of 1, 2, 4 and 8 splits (or the count
 // the heuristic picks) at every key of version 31's split grid (three variants, 16 and 128

@@ -319,7 +319,8 @@ TuneSummary tune(const TuneRequest& request, std::optional<dispatch::TuningTable
             .max_seq_len = context,
             .block_t = shape.block_t,
             .d_qk = dims_of(request.layout).d_qk,
-            .d_v = dims_of(request.layout).d_v};
+            .d_v = dims_of(request.layout).d_v,
+            .family = shape.family};
         for (const SplitPolicy& split :
              candidate_splits(split_shape, device->sm_count, candidate.slots.ctas_per_sm,
                               candidate.balanced_resident)) {
