@@ -85,11 +85,11 @@ std::string footer() {
   heuristic        the split count minimising a model of the time, in steps: a launch in
                    one wave (SMs x resident CTAs of the variant) costs steps per split + {}
                    (wgmma kernels: plus {} x the fp32 partial rows' bytes over a full wave's
-                   KV bytes per step); one of several waves costs that per wave, times CTAs / ({} x the
-                   wave's slots) where more stream than HBM can feed, plus the partial rows'
-                   bytes over a full wave's KV bytes per step; every split adds 1/16 step
-                   (the combine's share); at least {} steps of block_t tokens per split
-                   ({} tokens if fewer steps), at most {} splits
+                   KV bytes per step); one of several waves costs that per wave, times
+                   CTAs / ({} x the wave's slots) where more stream than HBM can feed, plus
+                   the partial rows' bytes over a full wave's KV bytes per step; every split
+                   adds 1/16 step (the combine's share); at least {} steps of block_t tokens
+                   per split ({} tokens if fewer steps), at most {} splits
   fixed:N          exactly N splits, N in [1, {}] (capped so every split has tokens)
   target_ctas:T    the fewest splits with batch x head_blocks x splits >= T (T >= 1)
   balanced[:W]     no per-sequence split: W workers per head block (default one wave of
@@ -124,8 +124,8 @@ Examples:
   mlalab bench --heads 128 --batch 64 --context 8192 --lengths uniform:0.125 --split balanced
   mlalab bench --heads 128 --batch 80 --split balanced --timeline tl.json  (a timeline build))",
                      kernels::kPrologueSteps, kernels::kOneWavePartialRowsWeight,
-                     kernels::kHbmSaturation, kernels::kMinTilesPerSplit, kernels::kMinTokensPerSplit,
-                     kernels::kMaxHeuristicSplits, kMaxSplits, kernels::kPrologueSteps);
+                     kernels::kHbmSaturation, kernels::kMinTilesPerSplit,
+                     kernels::kMinTokensPerSplit, kernels::kMaxHeuristicSplits, kMaxSplits, kernels::kPrologueSteps);
 }
 
 void register_options(CLI::App& command, BenchOptions* raw) {

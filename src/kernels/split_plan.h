@@ -79,7 +79,7 @@ int choose_num_splits(const SplitPolicy& policy, const SplitShape& shape,
 // that is fewer steps. The combine's cost is per split whatever the tile, so the floor is one
 // of tokens once steps are large: 64-token tiles get one step, 32-token tiles two. At 128
 // tokens (version 30) batch 1-8 of 1,024 tokens, 16 heads, got 8 splits where one step each
-// (16) was 5-17 % faster, as at 128 heads (10 %) (docs/results/2026-12-03-h200-v35/sweep/).
+// (16) was 6-18 % faster, as at 128 heads (10 %) (docs/results/2026-12-03-h200-v35/sweep/).
 constexpr int kMinTilesPerSplit = 4;
 constexpr int kMinTokensPerSplit = 64;
 constexpr int min_steps_per_split(int block_t) {

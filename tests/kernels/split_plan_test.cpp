@@ -140,7 +140,7 @@ TEST(ChooseNumSplits, HeuristicKeepsMinStepsPerSplit) {
   EXPECT_EQ(min_steps_per_split(16), 4);
   EXPECT_EQ(min_steps_per_split(32), 2);
   EXPECT_EQ(min_steps_per_split(64), 1);
-  // 1024 tokens are 16 steps of 64: a step each, 16 splits (measured 5-17 % faster than 8 at
+  // 1024 tokens are 16 steps of 64: a step each, 16 splits (measured 6-18 % faster than 8 at
   // batch 1-8, 16 heads, the swapped kernel); 64 steps of 16 at 4 each, 16 splits.
   EXPECT_EQ(choose_num_splits(kHeuristic, shape(1, 1, 1024, 64), kH200), 16);
   EXPECT_EQ(choose_num_splits(kHeuristic, shape(1, 1, 1024, 16), kH200), 16);
