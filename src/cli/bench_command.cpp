@@ -125,7 +125,8 @@ Examples:
   mlalab bench --heads 128 --batch 80 --split balanced --timeline tl.json  (a timeline build))",
                      kernels::kPrologueSteps, kernels::kOneWavePartialRowsWeight,
                      kernels::kHbmSaturation, kernels::kMinTilesPerSplit,
-                     kernels::kMinTokensPerSplit, kernels::kMaxHeuristicSplits, kMaxSplits, kernels::kPrologueSteps);
+                     kernels::kMinTokensPerSplit, kernels::kMaxHeuristicSplits, kMaxSplits,
+                     kernels::kPrologueSteps);
 }
 
 void register_options(CLI::App& command, BenchOptions* raw) {
