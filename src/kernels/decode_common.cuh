@@ -383,6 +383,8 @@ class ResultRow {
   }
 
   __device__ void store_lse() const { *lse_slot_ = lse_; }
+  // What store() multiplies O by (a kernel that stores the row its own way).
+  __device__ float inverse() const { return inverse_; }
 
  private:
   float* partial_row_;  // the part's fp32 row, or nullptr: the result is final

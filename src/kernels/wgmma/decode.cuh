@@ -21,7 +21,8 @@
 // the other's MMAs keep the tensor cores busy (docs/perf-notes.md, version 26).
 //
 // Finally each warpgroup's row sums meet in shared memory, and O is normalised and written (or
-// the part's partial result).
+// the part's partial result); a split CTA's final rows through shared memory, one bulk copy per
+// row (finish_part).
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -54,6 +55,12 @@ struct Traits {
                 plan_smem(kShape, dims_of(Layout::kV4).d_qk).kv_stage_bytes % kAtomBytes == 0 &&
                 dims_of(Layout::kV3).d_qk % kSpanElems == 0 &&
                 dims_of(Layout::kV4).d_qk % kSpanElems == 0);
+
+  // A split CTA's final rows, staged where q's tile and the ring were (finish_part).
+  static constexpr int kStagedRowElems = kDv + kStagedRowPadBytes / 2;
+  static_assert(kBlockH * kStagedRowElems * 2 <=
+                plan_smem(kShape, dims_of(Layout::kV4).d_qk).q_bytes +
+                    plan_smem(kShape, dims_of(Layout::kV4).d_qk).kv_bytes);
 
   static constexpr int kGroupTokens = kBlockT / kWarpGroups;  // N of the S = Q·Kᵀ MMA
   static constexpr int kScoreFloats = kGroupTokens / 2;       // its accumulators per thread
@@ -165,6 +172,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   };
   // ---- Epilogue of either schedule: the two groups' row sums meet, normalise and write ----
+  // A split CTA's final rows (bf16) leave through shared memory: its tiles are all consumed by
+  // then, so the rows are staged where q's tile was, and written by one bulk copy each. From
+  // the accumulators every warp store wrote 16 bytes into each of 8 rows, half a sector each.
+  // fp32 partial rows (32 bytes per row and store: whole sectors) and a balanced worker's rows
+  // (its next part is already coming in) are stored directly.
   const auto finish_part = [&](float (&out_acc)[T::kPvTiles][32], const float (&running_max)[2],
                                float (&running_sum)[2]) {
     allow_dependent_launch();
@@ -176,23 +188,49 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     sync_mma_threads<kMmaThreads>();
 
+    // Calls store(result, row, column, o0, o1) for each pair of O columns this thread holds in
+    // a head that exists, normalised by `result`, and stores the row's lse.
+    const auto for_each_pair = [&](const auto& store) {
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int head = work.head0 + rows[half];
-      if (head >= p.num_heads) continue;
-      const ResultRow result(args, work, head, running_max[half],
-                             row_stats[rows[half]] + row_stats[kBlockH + rows[half]]);
-      const int column0 = warp_group * T::kGroupColumns + column_in_block;
+      for (int half = 0; half < 2; ++half) {
+        const int head = work.head0 + rows[half];
+        if (head >= p.num_heads) continue;
+        const ResultRow result(args, work, head, running_max[half],
+                               row_stats[rows[half]] + row_stats[kBlockH + rows[half]]);
+        const int column0 = warp_group * T::kGroupColumns + column_in_block;
 #pragma unroll
-      for (int tile = 0; tile < T::kPvTiles; ++tile) {
+        for (int tile = 0; tile < T::kPvTiles; ++tile) {
 #pragma unroll
-        for (int block = 0; block < T::kPvN / 8; ++block) {
-          result.store(column0 + tile * T::kPvN + block * 8, out_acc[tile][block * 4 + half * 2],
-                       out_acc[tile][block * 4 + half * 2 + 1]);
+          for (int block = 0; block < T::kPvN / 8; ++block) {
+            store(result, rows[half], column0 + tile * T::kPvN + block * 8,
+                  out_acc[tile][block * 4 + half * 2], out_acc[tile][block * 4 + half * 2 + 1]);
+          }
         }
+        if (warp_group == 0 && lane % 4 == 0) result.store_lse();
       }
-      if (warp_group == 0 && lane % 4 == 0) result.store_lse();
+    };
+    // Each path its own loop: one loop choosing per store made the direct path's CTAs 1.2-1.6 %
+    // slower (docs/perf-notes.md, version 36).
+    if (!kBalanced && !work.partial()) {
+      // Row r staged 16 bytes past whole rows: the 8 rows of a warp store meet no bank twice.
+      bf16* staged = reinterpret_cast<bf16*>(smem_base);
+      for_each_pair([&](const ResultRow& result, int row, int column, float o0, float o1) {
+        *reinterpret_cast<std::uint32_t*>(staged + row * T::kStagedRowElems + column) =
+            pack_bf16x2(o0 * result.inverse(), o1 * result.inverse());
+      });
+      fence_async_proxy();  // staged by the generic proxy, read by the bulk copies' async one
+      sync_mma_threads<kMmaThreads>();
+      const int row = threadIdx.x;
+      if (row < kBlockH && work.head0 + row < p.num_heads) {
+        bulk_store(ResultSlot(args, work, work.head0 + row).out_row,
+                   q_tile + row * T::kStagedRowElems * 2, kDv * 2);
+        bulk_stores_read_wait();
+      }
+      return;
     }
+    for_each_pair([](const ResultRow& result, int, int column, float o0, float o1) {
+      result.store(column, o0, o1);
+    });
   };
 
   // ---- The lockstep schedule (block_t 64; traits.h) ---------------------------------------

@@ -97,6 +97,20 @@ __device__ __forceinline__ void tma_load_4d(std::uint32_t destination, const voi
       "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(barrier)
       : "memory");
 }
+// Copies `bytes` (a multiple of 16; both addresses 16-byte aligned) from shared to global
+// memory with the bulk copy engine, in this thread's bulk group. The shared-memory bytes were
+// written through the generic proxy: the writers fence (fence_async_proxy) before the barrier
+// that precedes this.
+__device__ __forceinline__ void bulk_store(void* destination, std::uint32_t source, int bytes) {
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(destination),
+               "r"(source), "r"(bytes)
+               : "memory");
+}
+// Closes this thread's bulk group and waits until its copies have read their shared memory,
+// which may then be reused or the CTA exit (their global writes complete with the grid).
+__device__ __forceinline__ void bulk_stores_read_wait() {
+  asm volatile("cp.async.bulk.commit_group;\ncp.async.bulk.wait_group.read 0;\n" ::: "memory");
+}
 // Fetches a tensor map into the cache its copies read it from, ahead of the first copy.
 __device__ __forceinline__ void prefetch_tensor_map(const void* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(map) : "memory");

@@ -35,6 +35,9 @@ constexpr int kChunkElems = 8;       // bf16 per chunk
 constexpr int kCoreRows = 8;         // rows of a swizzle atom (and of an MMA fragment row group)
 // P rows are read by ldmatrix; 8 extra bf16 make their 8-row reads conflict-free.
 constexpr int kProbPadElems = 8;
+// A split CTA's final rows are staged in shared memory (decode.cuh) this far past a whole row:
+// the 8 rows of one warp store then start 4 banks apart and meet no bank twice.
+constexpr int kStagedRowPadBytes = 16;
 
 // Tiles of q and KV rows are stored in wgmma's 128-byte-swizzled layout: a row's d_qk
 // columns in spans of 64 (128 bytes); span s of every row of the tile together, rows 128 bytes
