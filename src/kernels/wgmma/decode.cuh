@@ -189,7 +189,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     sync_mma_threads<kMmaThreads>();
 
     // Calls store(result, row, column, o0, o1) for each pair of O columns this thread holds in
-    // a head that exists, normalised by `result`, and stores the row's lse.
+    // a head that exists (o0, o1 not yet normalised: `result` knows the row's factor), and
+    // stores the row's lse.
     const auto for_each_pair = [&](const auto& store) {
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
