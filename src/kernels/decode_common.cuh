@@ -9,7 +9,9 @@
 // Balanced launches: CTA c is worker c / head_blocks of head block c % head_blocks and
 // computes the parts of its share of the batch's token stream (balanced_partition.h).
 // Head blocks are the fastest index so that the CTAs reading the same KV tokens (H = 128 has
-// two or more head blocks) run side by side and share those tokens through L2.
+// two or more head blocks) run side by side and share those tokens through L2. A launch whose
+// split pairs merge (LaunchPlan::split_pairs) orders its CTAs (batch, head block, split) so
+// that each pair is a cluster; its kernel maps them back (wgmma/decode.cuh, pair_block).
 #include <cub/block/block_scan.cuh>
 #include <cuda_runtime.h>
 
@@ -41,6 +43,7 @@ struct DecodeArgs {
   float* partial_out;
   float* partial_lse;
   balanced::SequenceParts* sequence_parts;  // balanced: [batch], for the combine
+  bool split_pairs;  // two splits, each pair a cluster that merges its halves (LaunchPlan)
 #ifdef MLALAB_TIMELINE
   CtaTimeline* timeline;  // [CTAs], or nullptr: no timeline asked for (kernels/timeline.h)
 #endif
@@ -123,14 +126,20 @@ using balanced::PartsCursor;
 // body needs (the register-bound tiles spilled).
 template <int kBlockH, int kBlockT, int kThreads, bool kBalanced>
 struct CtaParts {
+  static __device__ int steps_of(int seq_len) { return (seq_len + kBlockT - 1) / kBlockT; }
+
   // A split CTA's part: its split of one sequence, with no steps when the split is past the
   // sequence's end (the CTA then writes its empty result: write_empty_result).
   static __device__ CtaWork split_part(const DecodeArgs& args) {
+    return split_part(args, blockIdx.x);
+  }
+  // The same for the CTA at `block` of the grid's order: batch, then split, then head block.
+  static __device__ CtaWork split_part(const DecodeArgs& args, int block) {
     static_assert(!kBalanced);
     CtaWork work{};
-    const int split = blockIdx.x / args.head_blocks % args.num_splits;
-    work.head0 = head0(args);
-    work.batch = blockIdx.x / (args.head_blocks * args.num_splits);
+    const int split = block / args.head_blocks % args.num_splits;
+    work.head0 = block % args.head_blocks * kBlockH;
+    work.batch = block / (args.head_blocks * args.num_splits);
     const int seq_len = args.params.seq_lens[work.batch];
     const int steps_per_split = (steps_of(seq_len) + args.num_splits - 1) / args.num_splits;
     const int step_begin = split * steps_per_split;
@@ -226,8 +235,6 @@ struct CtaParts {
   }
 
  private:
-  static __device__ int steps_of(int seq_len) { return (seq_len + kBlockT - 1) / kBlockT; }
-
   // The part at `cursor`, which then moves past it (and past empty sequences, and sequences
   // of which the share holds start positions only); false when there is none left.
   static __device__ bool take(const DecodeArgs& args, PartsCursor& cursor, CtaWork& work) {
@@ -443,7 +450,7 @@ enum class LaunchOrder { kPlain, kDependent };
 // DecodeArgs into the kernels' parameter (a family may add to them: the wgmma family's
 // tensor map).
 template <auto kSplitKernel, auto kBalancedKernel, LaunchOrder kOrder = LaunchOrder::kPlain,
-          typename KernelArgs = PlainArgs>
+          bool kMergesSplitPairs = false, typename KernelArgs = PlainArgs>
 LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const DecodeParams& params,
                            const LaunchPlan& plan, void* workspace, cudaStream_t stream,
                            KernelArgs kernel_args = {}) {
@@ -454,8 +461,9 @@ LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const Decod
            ? plan.workers <= kMaxBalancedWorkers && plan.num_splits == 1 &&
                  plan.ctas == head_blocks * plan.workers
            : plan.num_splits >= 1 && plan.num_splits <= kMaxSplits &&
-                 plan.ctas == params.batch * head_blocks * plan.num_splits);
-  const bool needs_workspace = plan.balanced() || plan.num_splits > 1;
+                 plan.ctas == params.batch * head_blocks * plan.num_splits) &&
+      (!plan.split_pairs || (kMergesSplitPairs && plan.num_splits == 2));
+  const bool needs_workspace = plan.balanced() || plan.partial_splits() > 1;
   if (validate_shapes(params) || !plan_matches || (plan.timeline && !kTimelineBuild) ||
       ((needs_workspace || plan.timeline) && workspace == nullptr)) {
     return {.error = cudaErrorInvalidValue, .refusal = LaunchRefusal::kInvalidInput};
@@ -480,10 +488,11 @@ LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const Decod
                   .scale_log2 = params.softmax_scale * kLog2e,
                   .partial_out = nullptr,
                   .partial_lse = nullptr,
-                  .sequence_parts = nullptr};
+                  .sequence_parts = nullptr,
+                  .split_pairs = plan.split_pairs};
   if (needs_workspace) {
     const WorkspaceLayout layout =
-        workspace_layout(plan.num_splits, plan.workers, params.batch, params.num_heads);
+        workspace_layout(plan.partial_splits(), plan.workers, params.batch, params.num_heads);
     if (plan.balanced()) args.sequence_parts = static_cast<balanced::SequenceParts*>(workspace);
     args.partial_out = reinterpret_cast<float*>(static_cast<std::byte*>(workspace) +
                                                 layout.partial_out_offset);
@@ -496,9 +505,15 @@ LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const Decod
                                                       params.d_v))
                                 : nullptr;
 #endif
-  cudaLaunchAttribute dependent_launch;
+  cudaLaunchAttribute attributes[2];
   cudaLaunchConfig_t config =
-      launch_config(stream, kOrder == LaunchOrder::kDependent, dependent_launch);
+      launch_config(stream, kOrder == LaunchOrder::kDependent, attributes[0]);
+  if (plan.split_pairs) {
+    cudaLaunchAttribute& cluster = attributes[config.numAttrs++];
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim = {.x = 2, .y = 1, .z = 1};
+    config.attrs = attributes;
+  }
   config.gridDim = dim3(static_cast<unsigned>(plan.ctas));
   config.blockDim = dim3(static_cast<unsigned>(threads));
   config.dynamicSmemBytes = static_cast<std::size_t>(smem_bytes);

@@ -30,8 +30,8 @@ using LaunchFn = LaunchStatus (*)(const DecodeParams& params, const LaunchPlan& 
                                   void* workspace, cudaStream_t stream);
 
 struct VariantHandles {
-  LaunchFn launch;             // validates, then launches decode (+ the combine if split or
-                               // balanced)
+  LaunchFn launch;             // validates, then launches decode (+ the combine if balanced,
+                               // or split without merging pairs: LaunchPlan::split_pairs)
   // The __global__ symbols, for attribute and occupancy queries: the split kernel (what
   // `mlalab configs` and the feasibility rules judge) and the balanced one.
   const void* decode_kernel;

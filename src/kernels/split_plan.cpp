@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kernels/balanced_partition.h"
+#include "kernels/wgmma/traits.h"
 
 namespace mlalab::kernels {
 namespace {
@@ -124,8 +125,9 @@ LaunchPlan plan_launch(const DecodeParams& params, const KernelConfig& config, i
                                        .family = config.shape.family},
                                       slots);
   plan.ctas = params.batch * plan.head_blocks * plan.num_splits;
+  plan.split_pairs = plan.num_splits == 2 && wgmma::merges_split_pairs(config.shape);
   plan.workspace_bytes =
-      split_workspace_bytes(plan.num_splits, params.batch, params.num_heads, params.d_v);
+      split_workspace_bytes(plan.partial_splits(), params.batch, params.num_heads, params.d_v);
   return plan;
 }
 

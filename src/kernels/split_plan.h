@@ -28,8 +28,14 @@ struct LaunchPlan {
   std::size_t workspace_bytes = 0;  // partial out + lse when num_splits > 1 or balanced, else 0
                                     // (and the timeline after them, when asked for)
   bool timeline = false;  // record a per-CTA timeline (kernels/timeline.h: with_timeline)
+  // Two splits whose CTAs are launched as clusters of two and merge their halves of each
+  // sequence in shared memory (the wgmma 64-head kernel, decode.cuh): no partial rows, no
+  // combine.
+  bool split_pairs = false;
 
   bool balanced() const { return workers > 0; }
+  // The splits whose partial rows the workspace holds: 1 (none) where pairs merge in a cluster.
+  int partial_splits() const { return split_pairs ? 1 : num_splits; }
 };
 
 // The problem as the split policies see it: its size, and the variant's head blocks and tile.

@@ -5,7 +5,7 @@ namespace mlalab::kernels {
 std::size_t timeline_offset(const LaunchPlan& plan, int batch, int num_heads, int d_v) {
   constexpr std::size_t kAlignment = alignof(CtaTimeline) < 16 ? 16 : alignof(CtaTimeline);
   const std::size_t partials =
-      workspace_layout(plan.num_splits, plan.workers, batch, num_heads).bytes(d_v);
+      workspace_layout(plan.partial_splits(), plan.workers, batch, num_heads).bytes(d_v);
   return (partials + kAlignment - 1) / kAlignment * kAlignment;
 }
 

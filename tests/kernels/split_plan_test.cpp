@@ -184,6 +184,32 @@ TEST(PlanLaunch, CombinesHeadBlocksSplitsAndWorkspace) {
   EXPECT_EQ(unsplit.workspace_bytes, 0u);
 }
 
+TEST(PlanLaunch, TwoSplitsOfTheWgmmaKernelMergeInPairsWithoutWorkspace) {
+  const DecodeParams params{.batch = 32, .num_heads = 128, .d_qk = 576, .d_v = 512};
+  constexpr VariantShape kSeesaw{
+      .family = KernelFamily::kWgmma, .block_h = 64, .block_t = 32, .warps = 8, .stages = 4};
+  const LaunchPlan pairs = plan_launch(params, {.shape = kSeesaw, .split = fixed(2)}, 1024, kH200);
+  EXPECT_TRUE(pairs.split_pairs);
+  EXPECT_EQ(pairs.num_splits, 2);
+  EXPECT_EQ(pairs.partial_splits(), 1);
+  EXPECT_EQ(pairs.ctas, 32 * 2 * 2);
+  EXPECT_EQ(pairs.workspace_bytes, 0u);
+
+  // Other split counts, and the other kernels (the swapped wgmma one, the portable family),
+  // write partial rows for the combine.
+  const LaunchPlan three = plan_launch(params, {.shape = kSeesaw, .split = fixed(3)}, 1024, kH200);
+  EXPECT_FALSE(three.split_pairs);
+  EXPECT_EQ(three.workspace_bytes, split_workspace_bytes(3, 32, 128, 512));
+  constexpr VariantShape kSwapped{
+      .family = KernelFamily::kWgmma, .block_h = 16, .block_t = 64, .warps = 4, .stages = 2};
+  constexpr VariantShape kPortable{.block_h = 16, .block_t = 16, .warps = 4, .stages = 2};
+  for (const VariantShape& shape : {kSwapped, kPortable}) {
+    const LaunchPlan plan = plan_launch(params, {.shape = shape, .split = fixed(2)}, 1024, kH200);
+    EXPECT_FALSE(plan.split_pairs) << shape.block_h;
+    EXPECT_EQ(plan.workspace_bytes, split_workspace_bytes(2, 32, 128, 512)) << shape.block_h;
+  }
+}
+
 constexpr SplitPolicy balanced(int workers = 0) {
   return {.kind = SplitPolicy::Kind::kBalanced, .value = workers};
 }

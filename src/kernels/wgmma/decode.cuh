@@ -22,7 +22,8 @@
 //
 // Finally each warpgroup's row sums meet in shared memory, and O is normalised and written (or
 // the part's partial result); a split CTA's final rows through shared memory, one bulk copy per
-// row (finish_part).
+// row (finish_part). Two splits run as clusters of two CTAs that merge their halves of a
+// sequence through each other's shared memory instead (merge_pair).
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -62,6 +63,16 @@ struct Traits {
                 plan_smem(kShape, dims_of(Layout::kV4).d_qk).q_bytes +
                     plan_smem(kShape, dims_of(Layout::kV4).d_qk).kv_bytes);
 
+  // A split pair's exchange (merge_pair): the half rows one CTA finishes, staged with the
+  // same padding, and after them the other's share of those, fp32 in the order its threads
+  // hold them.
+  static constexpr int kPairRowElems = kDv / 2 + kStagedRowPadBytes / 2;
+  static constexpr int kPairRowsOffset = 34 * 1024;
+  static_assert(kBlockH * kPairRowElems * 2 <= kPairRowsOffset &&
+                kPairRowsOffset + kBlockH * kDv / 2 * 4 <=
+                    plan_smem(kShape, dims_of(Layout::kV4).d_qk).q_bytes +
+                        plan_smem(kShape, dims_of(Layout::kV4).d_qk).kv_bytes);
+
   static constexpr int kGroupTokens = kBlockT / kWarpGroups;  // N of the S = Q·Kᵀ MMA
   static constexpr int kScoreFloats = kGroupTokens / 2;       // its accumulators per thread
   static constexpr int kGroupColumns = kDv / kWarpGroups;     // d_v columns of O per group
@@ -70,6 +81,14 @@ struct Traits {
   static constexpr int kPvKSteps = kBlockT / 16;
   static constexpr int kProbRow = prob_row_elems(kBlockT);
 };
+
+// A split pair's two CTAs are neighbours in the grid, a cluster of two: the block of the
+// grid's usual order (batch, split, head block) that this CTA computes.
+__device__ __forceinline__ int pair_block(const DecodeArgs& args) {
+  const int pair = blockIdx.x / 2;
+  const int split = blockIdx.x % 2;
+  return (pair / args.head_blocks * 2 + split) * args.head_blocks + pair % args.head_blocks;
+}
 
 template <int kBlockT, int kStages, bool kBalanced>
 __global__ void __launch_bounds__(kThreads, 1)
@@ -97,24 +116,48 @@ __global__ void __launch_bounds__(kThreads, 1)
   const TileRing<kStages> ring{.q_tile = q_tile, .kv_tiles = kv_tiles, .tile_landed = tile_landed,
                       .stage_free = stage_free, .q_bytes = plan.q_bytes,
                       .kv_stage_bytes = plan.kv_stage_bytes};
+  // A split pair's exchange (merge_pair): the other CTA's row maximum and sum per head row, and
+  // the barriers its arrivals complete: its stats landed, its share of this CTA's rows landed.
+  const int pair_offset = plan.q_bytes + plan.kv_bytes + plan.prob_bytes + plan.row_stat_bytes +
+                          plan.barrier_bytes + plan.cursor_bytes;
+  const float2* peer_stats = reinterpret_cast<const float2*>(smem_base + pair_offset);
+  const std::uint32_t peer_stats_landed = q_tile + pair_offset + kBlockH * 8;
+  const std::uint32_t peer_rows_landed = peer_stats_landed + 8;
+  constexpr int kStatThreads = kMmaThreads / 8;  // lane % 4 == 0 of warpgroup 0: a row each
+  constexpr int kSendingThreads = kMmaThreads / 2;
 
   // A split CTA's one part, or a balanced worker's parts, which the copy warpgroup and the
   // MMA warpgroups walk apart, each through its cursor.
   using Parts = CtaParts<kBlockH, kBlockT, kThreads, kBalanced>;
   CtaWork work{};
+  bool merging = false;  // a split pair that merges (merge_pair)
   if constexpr (kBalanced) {
     const PartsCursor first = Parts::start(args, smem_base);
     if (threadIdx.x == 0) ring.cursor(0) = ring.cursor(1) = first;
   } else {
-    work = Parts::split_part(args);
+    work = Parts::split_part(args, args.split_pairs ? pair_block(args) : blockIdx.x);
+    if (args.split_pairs) {
+      // The pair writes the final rows. A sequence of one step is split 0's alone.
+      work.part_slot = -1;
+      merging = Parts::steps_of(work.token_end) >= 2;
+      if (!merging && blockIdx.x % 2 == 1) return;
+    }
     if (work.steps <= 0) {
       write_empty_result<kBlockH, kThreads>(args, work);
       timeline_part_done(args, work);
       return;
     }
   }
-  if (threadIdx.x == 0) ring.init_barriers(kWarps);
+  if (threadIdx.x == 0) {
+    ring.init_barriers(kWarps);
+    if (merging) {
+      mbarrier_init(peer_stats_landed, kStatThreads);
+      mbarrier_init(peer_rows_landed, kSendingThreads);
+      fence_barrier_init();
+    }
+  }
   __syncthreads();
+  if (merging) cluster_arrive();  // waited for before the first access of the other CTA
   const int lane = threadIdx.x % 32;
 
   // ---- The copy warpgroup (tile_copies.cuh) ------------------------------------------------
@@ -123,6 +166,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     run_copy_warpgroup<kBlockH, kBlockT, kStages, kMmaThreads, Parts, kBalanced>(
         kernel_args, ring, work, ring.cursor(1));
     allow_dependent_launch();
+    if (merging) cluster_wait();
     return;
   }
   claim_registers<kMmaRegisters>();
@@ -171,6 +215,103 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     }
   };
+  // ---- A split pair's merge (LaunchPlan::split_pairs) -------------------------------------
+  // The pair's CTAs, ranks 0 and 1 of a cluster, hold O, the running maximum and the row sums
+  // of their halves of one sequence's tokens. Each sends the other its row statistics, then
+  // its share of the columns the other finishes: O rescaled to the pair's maximum and
+  // normalised by the pair's sum. Rank r finishes the d_v columns of its warpgroup r, for
+  // every head: its share plus the other's, out by a bulk copy per row. The other's share
+  // lands where q's tile and the ring were: it is sent only once this CTA's stats have
+  // arrived, which this CTA sends only after its last tile. Nothing else crosses: no partial
+  // rows in global memory, no combine.
+  const auto merge_pair = [&](const float (&out_acc)[T::kPvTiles][32],
+                              const float (&running_max)[2]) {
+    const int rank = blockIdx.x % 2;
+    const int peer = rank ^ 1;
+    cluster_wait();  // the other's barriers are initialised
+    float row_sum[2];
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      row_sum[half] = row_stats[rows[half]] + row_stats[kBlockH + rows[half]];
+    }
+    if (warp_group == 0 && lane % 4 == 0) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        store_to_peer(peer_address(q_tile + pair_offset + rows[half] * 8, peer),
+                      running_max[half], row_sum[half]);
+      }
+      mbarrier_arrive_on_peer(peer_address(peer_stats_landed, peer));
+    }
+    mbarrier_wait_for_peer(peer_stats_landed, 0);
+
+    // What this CTA's O weighs in each row's result: 2^(m − M) / (L + the sink's term), M the
+    // pair's maximum and L its sum at M. Rows past the last head are neither sent nor written.
+    const bool finishes = warp_group == rank;
+    bool valid[2];
+    float weight[2];
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int head = work.head0 + rows[half];
+      valid[half] = head < p.num_heads;
+      const float2 other = peer_stats[rows[half]];
+      const float pair_max = fmaxf(running_max[half], other.x);
+      const float own_factor = exp2_approx(running_max[half] - pair_max);
+      const ResultRow result(args, work, min(head, p.num_heads - 1), pair_max,
+                             own_factor * row_sum[half] +
+                                 exp2_approx(other.x - pair_max) * other.y);
+      weight[half] = own_factor * result.inverse();
+      if (valid[half] && rank == 0 && finishes && lane % 4 == 0) result.store_lse();
+    }
+    // Four O values of a row (two column pairs, 8 apart), as this thread holds them; the
+    // thread of the other CTA in the same place of the finishing warpgroup holds the same
+    // ones, so they cross as slot k · 128 + (thread in group) of the exchange.
+    const int slot = threadIdx.x % 128;
+    const auto for_each_quad = [&](const auto& visit) {
+#pragma unroll
+      for (int tile = 0; tile < T::kPvTiles; ++tile) {
+#pragma unroll
+        for (int block = 0; block < T::kPvN / 8; block += 2) {
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            if (!valid[half]) continue;
+            const float* first = &out_acc[tile][block * 4 + half * 2];
+            visit(((tile * (T::kPvN / 8) + block) / 2 * 2 + half) * 128 + slot, half,
+                  tile * T::kPvN + block * 8 + column_in_block,
+                  make_float4(first[0], first[1], first[4], first[5]));
+          }
+        }
+      }
+    };
+    if (!finishes) {
+      const std::uint32_t exchange = peer_address(q_tile + T::kPairRowsOffset, peer);
+      for_each_quad([&](int index, int half, int, float4 o) {
+        store_to_peer(exchange + index * 16, o.x * weight[half], o.y * weight[half],
+                      o.z * weight[half], o.w * weight[half]);
+      });
+      mbarrier_arrive_on_peer(peer_address(peer_rows_landed, peer));
+    } else {
+      mbarrier_wait_for_peer(peer_rows_landed, 0);
+      const float4* exchange = reinterpret_cast<const float4*>(smem_base + T::kPairRowsOffset);
+      bf16* staged = reinterpret_cast<bf16*>(smem_base);
+      for_each_quad([&](int index, int half, int column, float4 o) {
+        const float4 other = exchange[index];
+        bf16* row = staged + rows[half] * T::kPairRowElems + column;
+        *reinterpret_cast<std::uint32_t*>(row) = pack_bf16x2(
+            fmaf(o.x, weight[half], other.x), fmaf(o.y, weight[half], other.y));
+        *reinterpret_cast<std::uint32_t*>(row + 8) = pack_bf16x2(
+            fmaf(o.z, weight[half], other.z), fmaf(o.w, weight[half], other.w));
+      });
+    }
+    fence_async_proxy();  // staged by the generic proxy, read by the bulk copies' async one
+    sync_mma_threads<kMmaThreads>();
+    const int row = threadIdx.x;
+    if (row < kBlockH && work.head0 + row < p.num_heads) {
+      bulk_store(ResultSlot(args, work, work.head0 + row).out_row + rank * T::kGroupColumns,
+                 q_tile + row * T::kPairRowElems * 2, T::kGroupColumns * 2);
+      bulk_stores_read_wait();
+    }
+  };
+
   // ---- Epilogue of either schedule: the two groups' row sums meet, normalise and write ----
   // A split CTA's final rows (bf16) leave through shared memory: its tiles are all consumed by
   // then, so the rows are staged where q's tile was, and written by one bulk copy each. From
@@ -187,6 +328,12 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (lane % 4 == 0) row_stats[warp_group * kBlockH + rows[half]] = running_sum[half];
     }
     sync_mma_threads<kMmaThreads>();
+    if constexpr (!kBalanced) {
+      if (merging) {
+        merge_pair(out_acc, running_max);
+        return;
+      }
+    }
 
     // Calls store(result, row, column, o0, o1) for each pair of O columns this thread holds in
     // a head that exists (o0, o1 not yet normalised: `result` knows the row's factor), and
@@ -601,7 +748,8 @@ LaunchStatus launch_variant(const DecodeParams& params, const LaunchPlan& plan, 
   }
   using T = Traits<kBlockT, kStages>;
   return launch_decode<decode_kernel<kBlockT, kStages, false>,
-                       decode_kernel<kBlockT, kStages, true>, LaunchOrder::kDependent>(
+                       decode_kernel<kBlockT, kStages, true>, LaunchOrder::kDependent,
+                       /*kMergesSplitPairs=*/true>(
       kBlockH, kThreads, plan_smem(T::kShape, params.d_qk).total_bytes, params, plan, workspace,
       stream, [&params](const DecodeArgs& args) {
         return with_tile_maps(params, args, kBlockH, kBlockT);

@@ -2,9 +2,9 @@
 // The Hopper (sm_90a) instructions the wgmma family adds to the portable primitives, one thin
 // wrapper each: warpgroup MMA from shared-memory descriptors (and with A from registers), its
 // fence / commit / wait, the proxy fence that makes cp.async data visible to it, the
-// mbarriers and the tensor memory accelerator's tile copy. Compiled for sm_90a (the family's
-// kernel bodies are guarded by MLALAB_WGMMA_AVAILABLE), the proxy fence, mbarriers and TMA for
-// any sm_90 or later.
+// mbarriers, the tensor memory accelerator's tile copy, and a cluster's shared memory.
+// Compiled for sm_90a (the family's kernel bodies are guarded by MLALAB_WGMMA_AVAILABLE), the
+// proxy fence, mbarriers, TMA and clusters for any sm_90 or later.
 #include <cstdint>
 
 #include "kernels/wgmma/traits.h"
@@ -115,15 +115,59 @@ __device__ __forceinline__ void bulk_stores_read_wait() {
 __device__ __forceinline__ void prefetch_tensor_map(const void* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(map) : "memory");
 }
+// Waits until phase `parity` of this CTA's `barrier` has completed: a try_wait loop, the wait
+// with the given semantics ("" or e.g. ".acquire.cluster").
+#define MLALAB_MBARRIER_WAIT_ASM(semantics)                                     \
+  "{\n.reg .pred done;\n"                                                        \
+  "wait:\n"                                                                      \
+  "mbarrier.try_wait.parity" semantics ".shared::cta.b64 done, [%0], %1;\n"      \
+  "@!done bra wait;\n}\n"
 __device__ __forceinline__ void mbarrier_wait(std::uint32_t barrier, int parity) {
-  asm volatile(
-      "{\n.reg .pred done;\n"
-      "wait:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra wait;\n}\n" ::"r"(barrier),
-      "r"(parity)
-      : "memory");
+  asm volatile(MLALAB_MBARRIER_WAIT_ASM("") ::"r"(barrier), "r"(parity) : "memory");
 }
+
+// The two CTAs of a cluster (sm_90): each reaches the other's shared memory through
+// shared::cluster addresses (mapa), and signals it through the other's mbarriers. The
+// cluster's barrier orders every CTA's mbarrier initialisation before any remote arrival.
+__device__ __forceinline__ void fence_barrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+__device__ __forceinline__ void cluster_arrive() {
+  asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
+}
+__device__ __forceinline__ void cluster_wait() {
+  asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
+}
+// The address in CTA `rank` of the cluster of this CTA's shared-memory address `local`.
+__device__ __forceinline__ std::uint32_t peer_address(std::uint32_t local, int rank) {
+  std::uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(local), "r"(rank));
+  return remote;
+}
+__device__ __forceinline__ void store_to_peer(std::uint32_t remote, float x, float y) {
+  asm volatile("st.shared::cluster.v2.f32 [%0], {%1, %2};\n" ::"r"(remote), "f"(x), "f"(y)
+               : "memory");
+}
+__device__ __forceinline__ void store_to_peer(std::uint32_t remote, float x, float y, float z,
+                                              float w) {
+  asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(remote), "f"(x),
+               "f"(y), "f"(z), "f"(w)
+               : "memory");
+}
+// Arrives on a barrier of another CTA of the cluster, releasing this thread's earlier writes
+// (to that CTA's shared memory too) at cluster scope.
+__device__ __forceinline__ void mbarrier_arrive_on_peer(std::uint32_t remote_barrier) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(
+                   remote_barrier)
+               : "memory");
+}
+// Waits for a phase of this CTA's barrier that the other CTA completes: what its arrivals
+// released is visible after it (acquire at cluster scope).
+__device__ __forceinline__ void mbarrier_wait_for_peer(std::uint32_t barrier, int parity) {
+  asm volatile(MLALAB_MBARRIER_WAIT_ASM(".acquire.cluster") ::"r"(barrier), "r"(parity)
+               : "memory");
+}
+#undef MLALAB_MBARRIER_WAIT_ASM
 #endif  // __CUDA_ARCH__ >= 900
 
 #ifdef MLALAB_WGMMA_AVAILABLE

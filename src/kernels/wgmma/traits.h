@@ -86,6 +86,13 @@ constexpr bool uses_swapped_operands(VariantShape shape) {
   return shape.block_h == kSwappedBlockH;
 }
 
+// Split launches of two splits run the 64-head kernel's CTAs as clusters of two that merge
+// their halves of each sequence through shared memory, with no partial rows and no combine
+// (decode.cuh, merge_pair).
+constexpr bool merges_split_pairs(VariantShape shape) {
+  return shape.family == KernelFamily::kWgmma && !uses_swapped_operands(shape);
+}
+
 // Threads per CTA: the MMA warps and the copy warpgroup.
 constexpr int threads_of(VariantShape shape) { return 32 * shape.warps + kCopyThreads; }
 
@@ -108,6 +115,8 @@ struct SmemPlan {
                        // MMA warp and head)
   int barrier_bytes;   // per stage: "tile landed" and "stage free" mbarriers
   int cursor_bytes;    // balanced launches: the MMA warpgroups' and the copy warpgroup's cursor
+  int pair_bytes;      // split pairs (decode.cuh, merge_pair): the other CTA's row maxima and
+                       // sums, and the two mbarriers it arrives on (swapped: none)
   int total_bytes;
 };
 
@@ -130,8 +139,9 @@ constexpr SmemPlan plan_smem(VariantShape shape, int d_qk) {
   }
   plan.barrier_bytes = 2 * shape.stages * 8;
   plan.cursor_bytes = 2 * static_cast<int>(sizeof(balanced::PartsCursor));
+  plan.pair_bytes = uses_swapped_operands(shape) ? 0 : kBlockH * 8 + 2 * 8;
   plan.total_bytes = plan.q_bytes + plan.kv_bytes + plan.prob_bytes + plan.row_stat_bytes +
-                     plan.barrier_bytes + plan.cursor_bytes;
+                     plan.barrier_bytes + plan.cursor_bytes + plan.pair_bytes;
   return plan;
 }
 
