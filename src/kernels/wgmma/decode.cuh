@@ -67,7 +67,7 @@ struct Traits {
   // same padding, and after them the other's share of those, fp32 in the order its threads
   // hold them.
   static constexpr int kPairRowElems = kDv / 2 + kStagedRowPadBytes / 2;
-  static constexpr int kPairRowsOffset = 34 * 1024;
+  static constexpr int kPairRowsOffset = 34 * 1024;  // past the 33,792 staged bytes
   static_assert(kBlockH * kPairRowElems * 2 <= kPairRowsOffset &&
                 kPairRowsOffset + kBlockH * kDv / 2 * 4 <=
                     plan_smem(kShape, dims_of(Layout::kV4).d_qk).q_bytes +
@@ -123,7 +123,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const float2* peer_stats = reinterpret_cast<const float2*>(smem_base + pair_offset);
   const std::uint32_t peer_stats_landed = q_tile + pair_offset + kBlockH * 8;
   const std::uint32_t peer_rows_landed = peer_stats_landed + 8;
-  constexpr int kStatThreads = kMmaThreads / 8;  // lane % 4 == 0 of warpgroup 0: a row each
+  constexpr int kStatThreads = kMmaThreads / 8;  // lane % 4 == 0 of warpgroup 0: two rows each
   constexpr int kSendingThreads = kMmaThreads / 2;
 
   // A split CTA's one part, or a balanced worker's parts, which the copy warpgroup and the
