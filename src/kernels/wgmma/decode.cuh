@@ -140,7 +140,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       // The pair writes the final rows. A sequence of one step is split 0's alone.
       work.part_slot = -1;
       merging = Parts::steps_of(work.token_end) >= 2;
-      if (!merging && blockIdx.x % 2 == 1) return;
+      if (!merging && blockIdx.x % 2 == 1) {
+        timeline_part_done(args, work);  // a split past the sequence's end, as unpaired
+        return;
+      }
     }
     if (work.steps <= 0) {
       write_empty_result<kBlockH, kThreads>(args, work);
