@@ -218,6 +218,19 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     }
   };
+  // Writes the bf16 rows the MMA threads staged from the start of shared memory (head row r at
+  // r · row_elems) to `columns` columns of out from `first_column`, one bulk copy per head.
+  const auto store_staged_rows = [&](int row_elems, int first_column, int columns) {
+    fence_async_proxy();  // staged by the generic proxy, read by the bulk copies' async one
+    sync_mma_threads<kMmaThreads>();
+    const int row = threadIdx.x;
+    if (row < kBlockH && work.head0 + row < p.num_heads) {
+      bulk_store(ResultSlot(args, work, work.head0 + row).out_row + first_column,
+                 q_tile + row * row_elems * 2, columns * 2);
+      bulk_stores_read_wait();
+    }
+  };
+
   // ---- A split pair's merge (LaunchPlan::split_pairs) -------------------------------------
   // The pair's CTAs, ranks 0 and 1 of a cluster, hold O, the running maximum and the row sums
   // of their halves of one sequence's tokens. Each sends the other its row statistics, then
@@ -305,14 +318,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             fmaf(o.z, weight[half], other.z), fmaf(o.w, weight[half], other.w));
       });
     }
-    fence_async_proxy();  // staged by the generic proxy, read by the bulk copies' async one
-    sync_mma_threads<kMmaThreads>();
-    const int row = threadIdx.x;
-    if (row < kBlockH && work.head0 + row < p.num_heads) {
-      bulk_store(ResultSlot(args, work, work.head0 + row).out_row + rank * T::kGroupColumns,
-                 q_tile + row * T::kPairRowElems * 2, T::kGroupColumns * 2);
-      bulk_stores_read_wait();
-    }
+    store_staged_rows(T::kPairRowElems, rank * T::kGroupColumns, T::kGroupColumns);
   };
 
   // ---- Epilogue of either schedule: the two groups' row sums meet, normalise and write ----
@@ -369,14 +375,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         *reinterpret_cast<std::uint32_t*>(staged + row * T::kStagedRowElems + column) =
             pack_bf16x2(o0 * result.inverse(), o1 * result.inverse());
       });
-      fence_async_proxy();  // staged by the generic proxy, read by the bulk copies' async one
-      sync_mma_threads<kMmaThreads>();
-      const int row = threadIdx.x;
-      if (row < kBlockH && work.head0 + row < p.num_heads) {
-        bulk_store(ResultSlot(args, work, work.head0 + row).out_row,
-                   q_tile + row * T::kStagedRowElems * 2, kDv * 2);
-        bulk_stores_read_wait();
-      }
+      store_staged_rows(T::kStagedRowElems, 0, kDv);
       return;
     }
     for_each_pair([](const ResultRow& result, int, int column, float o0, float o1) {
