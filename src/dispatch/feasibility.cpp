@@ -132,6 +132,14 @@ cudaError_t query_usage(const kernels::Variant& variant, int d_qk, ResourceUsage
     return status;
   }
   usage->balanced_spill_bytes = static_cast<int>(balanced_attributes.localSizeBytes);
+  if (kernels::wgmma::merges_split_pairs(variant.shape)) {
+    int clusters = 0;
+    if (const auto status = kernels::max_split_pair_clusters(variant, d_qk, &clusters);
+        status != cudaSuccess) {
+      return status;
+    }
+    usage->max_split_pair_clusters = clusters;
+  }
   return cudaSuccess;
 }
 
@@ -150,7 +158,8 @@ kernels::DeviceSlots Placement::slots(int sm_count) const {
   const int balanced = verdict.feasible ? usage.max_balanced_ctas_per_sm.value_or(0) : 0;
   return {.sm_count = sm_count,
           .ctas_per_sm = std::max(1, ctas_per_sm()),
-          .balanced_ctas_per_sm = balanced > 0 ? balanced : std::max(1, ctas_per_sm())};
+          .balanced_ctas_per_sm = balanced > 0 ? balanced : std::max(1, ctas_per_sm()),
+          .split_pairs_fit = usage.max_split_pair_clusters.value_or(1) > 0};
 }
 
 std::optional<GpuLimits> current_gpu_limits() {

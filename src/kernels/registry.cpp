@@ -106,6 +106,26 @@ cudaError_t max_ctas_per_sm(const Variant& variant, int d_qk, int* ctas, bool ba
                                                        smem);
 }
 
+cudaError_t max_split_pair_clusters(const Variant& variant, int d_qk, int* clusters) {
+  *clusters = 0;
+  if (!wgmma::merges_split_pairs(variant.shape)) return cudaSuccess;
+  int ctas = 0;  // (also opts the kernel in to its shared memory)
+  if (const auto status = max_ctas_per_sm(variant, d_qk, &ctas);
+      status != cudaSuccess || ctas == 0) {
+    return status;
+  }
+  cudaLaunchAttribute pair{};
+  pair.id = cudaLaunchAttributeClusterDimension;
+  pair.val.clusterDim = {.x = 2, .y = 1, .z = 1};
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(2);
+  config.blockDim = dim3(static_cast<unsigned>(threads_of(variant.shape)));
+  config.dynamicSmemBytes = static_cast<std::size_t>(decode_smem_bytes(variant.shape, d_qk));
+  config.attrs = &pair;
+  config.numAttrs = 1;
+  return cudaOccupancyMaxActiveClusters(clusters, variant.handles.decode_kernel, &config);
+}
+
 LaunchStatus launch(const DecodeParams& params, const KernelConfig& config,
                     const LaunchPlan& plan, void* workspace, cudaStream_t stream) {
   const Variant* variant = find_variant(config.shape);

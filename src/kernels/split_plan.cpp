@@ -125,7 +125,8 @@ LaunchPlan plan_launch(const DecodeParams& params, const KernelConfig& config, i
                                        .family = config.shape.family},
                                       slots);
   plan.ctas = params.batch * plan.head_blocks * plan.num_splits;
-  plan.split_pairs = plan.num_splits == 2 && wgmma::merges_split_pairs(config.shape);
+  plan.split_pairs =
+      plan.num_splits == 2 && wgmma::merges_split_pairs(config.shape) && slots.split_pairs_fit;
   plan.workspace_bytes =
       split_workspace_bytes(plan.partial_splits(), params.batch, params.num_heads, params.d_v);
   return plan;

@@ -17,6 +17,9 @@ struct DeviceSlots {
   int sm_count = 1;
   int ctas_per_sm = 1;
   int balanced_ctas_per_sm = 0;
+  // Whether the GPU can hold a cluster of two of the variant's CTAs (LaunchPlan::split_pairs):
+  // a whole GPU can, a partition of it (MIG, a green context) may not.
+  bool split_pairs_fit = true;
 };
 
 struct LaunchPlan {

@@ -272,6 +272,17 @@ TEST(Judge, MeasuredAndWithinLimitsIsFeasibleWithNothingUnchecked) {
   EXPECT_TRUE(verdict.unchecked.empty());
 }
 
+// Two-split launches of the 64-head wgmma kernel run as clusters of two CTAs; a GPU that holds
+// none (a partition of one) gets the combine's partial rows instead (plan_launch).
+TEST(PlacementSlots, SplitPairsFitUnlessNoClusterOfTwoIsResident) {
+  Placement placement{.usage = measured(kH16T16W4S2V3)};
+  EXPECT_TRUE(placement.slots(132).split_pairs_fit);  // not known (no GPU, or no such kernel)
+  placement.usage.max_split_pair_clusters = 66;
+  EXPECT_TRUE(placement.slots(132).split_pairs_fit);
+  placement.usage.max_split_pair_clusters = 0;
+  EXPECT_FALSE(placement.slots(132).split_pairs_fit);
+}
+
 // judge_here is what bench, the A/B lab and configs ask. Without a GPU it judges the plan: the
 // same verdict as judge on planned_usage, for a compiled shape and for one this build lacks.
 TEST(JudgeHere, WithoutAGpuJudgesThePlanAgainstTheOverride) {

@@ -210,6 +210,20 @@ TEST(PlanLaunch, TwoSplitsOfTheWgmmaKernelMergeInPairsWithoutWorkspace) {
   }
 }
 
+TEST(PlanLaunch, TwoSplitsWriteRowsForTheCombineWhereNoPairFits) {
+  // A GPU partition (MIG, a green context) that holds no cluster of two such CTAs.
+  DeviceSlots partition = kH200;
+  partition.split_pairs_fit = false;
+  const DecodeParams params{.batch = 32, .num_heads = 128, .d_qk = 576, .d_v = 512};
+  constexpr VariantShape kSeesaw{
+      .family = KernelFamily::kWgmma, .block_h = 64, .block_t = 32, .warps = 8, .stages = 4};
+  const LaunchPlan plan =
+      plan_launch(params, {.shape = kSeesaw, .split = fixed(2)}, 1024, partition);
+  EXPECT_FALSE(plan.split_pairs);
+  EXPECT_EQ(plan.partial_splits(), 2);
+  EXPECT_EQ(plan.workspace_bytes, split_workspace_bytes(2, 32, 128, 512));
+}
+
 constexpr SplitPolicy balanced(int workers = 0) {
   return {.kind = SplitPolicy::Kind::kBalanced, .value = workers};
 }

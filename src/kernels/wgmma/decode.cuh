@@ -511,6 +511,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   const auto seesaw_part = [&] {
     if constexpr (uses_seesaw(T::kShape)) {  // (only then is S one m64n32k16 per k-step)
       constexpr int kScoreFloats = kBlockT / 2;  // S over the whole tile: N = block_t
+      // S's k-steps whose A operand, q, is held in registers (load_q_fragments): 16 registers a
+      // span. Two spans in the split kernel (three spill), one in the balanced kernel, whose
+      // parts' bookkeeping holds more (two spill there).
+      constexpr int kQFragmentKSteps = (kBalanced ? 1 : 2) * kKStepsPerSpan;
       float out_acc[T::kPvTiles][32];
 #pragma unroll
       for (int tile = 0; tile < T::kPvTiles; ++tile)
@@ -521,6 +525,21 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int tile = 0; tile < T::kPvTiles; ++tile) pin_registers(out_acc[tile]);
       float running_max[2] = {-INFINITY, -INFINITY};  // base-2 logits, scaled
       float running_sum[2] = {0.0f, 0.0f};            // over this thread's columns of its tiles
+      // q's first spans stay in registers as the A fragments of S, the rest is read from shared
+      // memory for every tile: a k-step so fed reads 1 KB of shared memory instead of 3, which
+      // bound S at N = 32 (docs/perf-notes.md, version 38). Loaded once per part, once q has
+      // landed; the A fragment of each warp's 16 rows, as P's is for P·V.
+      std::uint32_t q_fragments[kQFragmentKSteps][4];
+      const auto load_q_fragments = [&] {
+        const int row = warp_in_group * 16 + lane % 16;
+#pragma unroll
+        for (int k = 0; k < kQFragmentKSteps; ++k) {
+          const int chunk = 2 * k + lane / 16;  // 16-byte chunk of the row (8 per span)
+          ldmatrix_x4(q_fragments[k],
+                      q_tile + chunk / 8 * span_stride_bytes(kBlockH) + row * kSpanBytes +
+                          (chunk % 8 ^ row % 8) * kChunkBytes);
+        }
+      };
       const int first_tile = ring_tile;
       const auto stage_of = [&](int t) { return (first_tile + t) % kStages; };
       const auto tile_address = [&](int t) { return kv_tiles + stage_of(t) * plan.kv_stage_bytes; };
@@ -573,12 +592,16 @@ __global__ void __launch_bounds__(kThreads, 1)
           };
           fence_operands();
 #pragma unroll
-          for (int k = 0; k < kKSteps; ++k) {
+          for (int k = 0; k < kQFragmentKSteps; ++k) {
             if (k == 0) {
-              mma_m64n32k16_ss<false>(scores, q_at(k), k_at(k));
+              mma_m64n32k16_rs<false>(scores, q_fragments[k], k_at(k));
             } else {
-              mma_m64n32k16_ss<true>(scores, q_at(k), k_at(k));
+              mma_m64n32k16_rs<true>(scores, q_fragments[k], k_at(k));
             }
+          }
+#pragma unroll
+          for (int k = kQFragmentKSteps; k < kKSteps; ++k) {
+            mma_m64n32k16_ss<true>(scores, q_at(k), k_at(k));
           }
           commit_group();
         }
@@ -688,15 +711,14 @@ __global__ void __launch_bounds__(kThreads, 1)
       // The k-steps of S are a template argument, one loop per layout: a branch between
       // MMAs of one accumulator makes ptxas serialize them.
       const auto walk_tiles = [&]<int kKSteps> {
+        // q lands on tile 0's barrier, which group 1's first S (of tile 1) would not wait
+        // for: a TMA copy of q may land after tile 1's.
+        ring.wait_landed(first_tile);
+        load_q_fragments();
         int t = warp_group;
         if (warp_group == 0) {
           iteration.template operator()<kKSteps, false, true>(0);
           t = 2;
-        } else {
-          // q lands on tile 0's barrier, which group 1's first S (of tile 1) does not wait
-          // for: a TMA copy of q may land after tile 1's (a cp.async q did not, as its
-          // thread's arrival for tile 1 waited for all its earlier copies).
-          ring.wait_landed(first_tile);
         }
         for (; t < work.steps; t += 2) iteration.template operator()<kKSteps, true, true>(t);
         if (t - 1 < work.steps) iteration.template operator()<kKSteps, true, false>(t);

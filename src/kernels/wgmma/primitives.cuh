@@ -284,6 +284,29 @@ __device__ __forceinline__ void mma_m64n32k16_ss(float (&d)[16], std::uint64_t a
                  : "l"(a_desc), "l"(b_desc), "r"(0), "n"(0));
   }
 }
+// As above with A (64×16) from registers: the m16n8k16 A fragment of each warp's 16 rows.
+template <bool kAccumulate>
+__device__ __forceinline__ void mma_m64n32k16_rs(float (&d)[16], const std::uint32_t (&a)[4],
+                                                 std::uint64_t b_desc) {
+#define MLALAB_WGMMA_RS_N32_ASM                                                               \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"                                                \
+  "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {" MLALAB_WGMMA_N32_REGS "}, "        \
+  "{%16, %17, %18, %19}, %20, p, 1, 1, 0;\n}\n"
+  if constexpr (kAccumulate) {
+    asm volatile(MLALAB_WGMMA_RS_N32_ASM
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+                   "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(1));
+  } else {
+    asm volatile(MLALAB_WGMMA_RS_N32_ASM
+                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]),
+                   "=f"(d[6]), "=f"(d[7]), "=f"(d[8]), "=f"(d[9]), "=f"(d[10]), "=f"(d[11]),
+                   "=f"(d[12]), "=f"(d[13]), "=f"(d[14]), "=f"(d[15])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(0));
+  }
+#undef MLALAB_WGMMA_RS_N32_ASM
+}
 #undef MLALAB_WGMMA_N32_REGS
 
 // d (64×64 fp32; 32 per thread) += A (64×16 from registers, the m16n8k16 A fragment of each
