@@ -26,6 +26,7 @@
 #include "kernels/registry.h"
 #include "kernels/split_plan.h"
 #include "kernels/timeline.h"
+#include "kernels/wgmma/traits.h"
 
 namespace mlalab::cli {
 namespace {
@@ -94,7 +95,8 @@ std::string footer() {
   target_ctas:T    the fewest splits with batch x head_blocks x splits >= T (T >= 1)
   balanced[:W]     no per-sequence split: W workers per head block (default one wave of
                    resident CTAs) share the batch's tokens evenly, whatever the lengths,
-                   each sequence's start counted as {} steps of work
+                   each sequence's start counted as {} steps of work ({} of the 64-head
+                   wgmma kernel's 32-token steps)
 
 Every variant is first run once and checked against an fp64 reference (on up to 8 sequences
 of a large batch); a variant that disagrees is reported INVALID, not timed, and makes the
@@ -126,7 +128,7 @@ Examples:
                      kernels::kPrologueSteps, kernels::kOneWavePartialRowsWeight,
                      kernels::kHbmSaturation, kernels::kMinTilesPerSplit,
                      kernels::kMinTokensPerSplit, kernels::kMaxHeuristicSplits, kMaxSplits,
-                     kernels::kPrologueSteps);
+                     kernels::kPrologueSteps, kernels::wgmma::kSeesawPartStartSteps);
 }
 
 void register_options(CLI::App& command, BenchOptions* raw) {

@@ -11,9 +11,11 @@
 // step k of b is at position start(b) + start_cost + k, where [start(b), start(b) + cost(b))
 // is b's range. The start positions charge the worker that owns them for starting a part of b
 // (nearly always the worker that computes b's first step): loading q and refilling the
-// pipeline before the part's first step, writing its result after the last, about two steps'
-// time (the split heuristic's kPrologueSteps; per-CTA timelines of the wgmma kernel at H = 128
-// measured 2.2-2.7 steps per extra part, docs/perf-notes.md, version 21).
+// pipeline before the part's first step, writing its result after the last. Each family says
+// what that costs in its steps (launch_decode's part_start_cost): about two steps' time (the
+// split heuristic's kPrologueSteps; per-CTA timelines of the wgmma kernel at H = 128 measured
+// 2.2-2.7 of its 64-token steps per extra part, docs/perf-notes.md, version 21), six of the
+// seesaw's 32-token steps (wgmma/traits.h).
 // Counting steps alone, a worker whose share touches four sequences finished 12 µs after one
 // touching a single sequence at H = 128, B = 64.
 //

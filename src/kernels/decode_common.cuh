@@ -448,12 +448,13 @@ enum class LaunchOrder { kPlain, kDependent };
 // The host side of a decode launch, shared by every variant of every family: kSplitKernel
 // for split launches, kBalancedKernel for balanced ones. `kernel_args` turns the validated
 // DecodeArgs into the kernels' parameter (a family may add to them: the wgmma family's
-// tensor map).
+// tensor map). `part_start_cost`: what starting a part costs a balanced worker, in the
+// variant's steps (balanced_partition.h's start_cost).
 template <auto kSplitKernel, auto kBalancedKernel, LaunchOrder kOrder = LaunchOrder::kPlain,
           bool kMergesSplitPairs = false, typename KernelArgs = PlainArgs>
 LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const DecodeParams& params,
                            const LaunchPlan& plan, void* workspace, cudaStream_t stream,
-                           KernelArgs kernel_args = {}) {
+                           KernelArgs kernel_args = {}, int part_start_cost = kPrologueSteps) {
   const int head_blocks = (params.num_heads + block_h - 1) / block_h;
   const bool plan_matches =
       plan.head_blocks == head_blocks &&
@@ -483,7 +484,7 @@ LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const Decod
                   .head_blocks = plan.head_blocks,
                   .num_splits = plan.num_splits,
                   .workers = plan.workers,
-                  .part_start_cost = kPrologueSteps,
+                  .part_start_cost = part_start_cost,
                   .page_shift = __builtin_ctz(static_cast<unsigned>(params.page_size)),
                   .scale_log2 = params.softmax_scale * kLog2e,
                   .partial_out = nullptr,

@@ -775,9 +775,9 @@ LaunchStatus launch_variant(const DecodeParams& params, const LaunchPlan& plan, 
                        decode_kernel<kBlockT, kStages, true>, LaunchOrder::kDependent,
                        /*kMergesSplitPairs=*/true>(
       kBlockH, kThreads, plan_smem(T::kShape, params.d_qk).total_bytes, params, plan, workspace,
-      stream, [&params](const DecodeArgs& args) {
-        return with_tile_maps(params, args, kBlockH, kBlockT);
-      });
+      stream,
+      [&params](const DecodeArgs& args) { return with_tile_maps(params, args, kBlockH, kBlockT); },
+      part_start_steps(T::kShape));
 }
 
 template <int kBlockT, int kStages>

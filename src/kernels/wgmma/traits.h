@@ -15,6 +15,7 @@
 #include "core/kernel_config.h"
 #include "core/layout.h"
 #include "kernels/balanced_partition.h"
+#include "kernels/split_plan.h"
 
 namespace mlalab::kernels::wgmma {
 
@@ -74,6 +75,17 @@ constexpr float kMaxGrowthLog2 = 8.0f;
 // the d_v columns; one warpgroup's softmax then runs while the other's MMAs keep the tensor
 // cores busy.
 constexpr bool uses_seesaw(VariantShape shape) { return shape.block_t == 32; }
+
+// What starting a part costs a balanced worker of the kernel above, in its steps
+// (balanced_partition.h's start_cost): q's 72 KB loaded once the part before has drained, the
+// first tiles, the part's result rows. That is ~6 µs whatever block_t: 2.2-2.7 of the
+// lockstep kernel's 64-token steps (docs/perf-notes.md, version 21), ~6 of the seesaw's
+// 32-token ones (a sweep of 1-8 on mixed lengths, version 40). The other kernels take the
+// split heuristic's kPrologueSteps.
+constexpr int kSeesawPartStartSteps = 6;
+constexpr int part_start_steps(VariantShape shape) {
+  return uses_seesaw(shape) ? kSeesawPartStartSteps : kPrologueSteps;
+}
 
 // The swapped kernel (swapped.cuh), for up to 16 heads: with 16 heads the 64 rows of the
 // kernel above would be three quarters padding, so its MMAs take the tile's 64 tokens as M
