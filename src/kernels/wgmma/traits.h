@@ -30,7 +30,15 @@ constexpr int kMmaThreads = 32 * kWarps;
 constexpr int kCopyThreads = 128;
 constexpr int kThreads = kMmaThreads + kCopyThreads;
 constexpr int kCopyRegisters = 40;   // per copy thread after setmaxnreg
-constexpr int kMmaRegisters = 232;   // per MMA thread: 256·232 + 128·40 ≤ 65,536
+constexpr int kMmaRegisters = 232;   // per MMA thread
+// setmaxnreg moves registers only within what the launch gave the CTA: its threads times the
+// count __launch_bounds__(kThreads, 1) allows, 65,536 / kThreads rounded down to a multiple of
+// 8 (168: 64,512 in all, not the SM's 65,536). A split past it makes the MMA warps'
+// setmaxnreg.inc wait forever (docs/perf-notes.md, version 41: 240 / 32 hung every launch).
+constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8;
+static_assert(kMmaThreads * kMmaRegisters + kCopyThreads * kCopyRegisters <=
+                  kThreads * kLaunchRegisters,
+              "the setmaxnreg split exceeds the registers the launch allocates");
 constexpr int kChunkBytes = 16;      // one cp.async, one swizzle unit
 constexpr int kChunkElems = 8;       // bf16 per chunk
 constexpr int kCoreRows = 8;         // rows of a swizzle atom (and of an MMA fragment row group)
