@@ -19,9 +19,11 @@
 namespace mlalab::dispatch {
 namespace {
 
-// The seesaw variant first: it is 4-5 % faster than the lockstep 64-token one at H = 128 from
-// concurrency 8 on and 27 % at 1, and 1-4 % (39 % at 1) at H = 16
-// (docs/results/2026-12-02-h200-seesaw/); the lockstep one where only it is compiled.
+// The 32-token variant first: it was 4-5 % faster than the 64-token one at H = 128 from
+// concurrency 8 on and 27 % at 1, and 1-4 % (39 % at 1) at H = 16, when that one ran the
+// lockstep schedule (docs/results/2026-12-02-h200-seesaw/); in pairs of tiles since, it is
+// within 1 % from concurrency 32 on and 8 % slower at 8 (docs/results/2026-12-04-h200-v42/).
+// The 64-token one where only it is compiled.
 constexpr std::string_view kPreferredWgmma[] = {"wgmma_h64_t32_w8_s4", "wgmma_h64_t64_w8_s2"};
 constexpr std::string_view kPreferredPortable = "h16_t16_w4_s2";
 // A wgmma CTA always computes 64 heads. With fewer heads most of its MMA rows are padding, yet
@@ -31,8 +33,9 @@ constexpr std::string_view kPreferredPortable = "h16_t16_w4_s2";
 // +4.0 to +12.5 % (V3) and +0.7 to +20.2 % (V4) from batch 8 to 128, −2 to −28 % at 1 to 4
 // (docs/results/2026-12-01-h200-default-h16/); at 1,024 and 2,048 tokens per sequence it
 // loses up to 26.6 % below 32,768 tokens per batch and wins 7.0 to 12.0 % from there
-// (docs/results/2026-12-01-h200-default-tokens/). Both measured with the lockstep 64-token
-// variant, which the seesaw one beats at every concurrency measured since (4,096 tokens).
+// (docs/results/2026-12-01-h200-default-tokens/). Both measured with the 64-token variant
+// when it ran the lockstep schedule, which the seesaw one beat at every concurrency measured
+// since (4,096 tokens).
 constexpr int kWgmmaMinHeads = 64;
 constexpr int kWgmmaMinBatch = 8;
 constexpr long long kWgmmaMinBatchTokens = 32768;  // batch × max context

@@ -105,8 +105,8 @@ std::string first_on_sm90a(std::initializer_list<const char*> preferred) {
   return kPortableDefault;
 }
 
-// What default_config picks where the 64-head wgmma kernel would pay: the seesaw variant,
-// else the lockstep one.
+// What default_config picks where the 64-head wgmma kernel would pay: the 32-token variant,
+// else the 64-token one.
 std::string wgmma_where_it_runs() {
   return first_on_sm90a({"wgmma_h64_t32_w8_s4", "wgmma_h64_t64_w8_s2"});
 }

@@ -7,18 +7,14 @@
 // Per part of a CTA's work (its split, or each sequence whose steps its balanced share holds),
 // a copy warpgroup loads the 64 query rows, then every block_t-token KV tile of the part into a
 // ring of `stages` shared-memory stages (tile_copies.cuh). The two MMA warpgroups share the tiles
-// in one of two schedules (traits.h, uses_seesaw), and each accumulates O over its d_v columns
-// [256·g, 256·g + 256), A = P from registers, B = the tile read as V, transposed.
-//
-// Lockstep (block_t 64), for every tile:
-//   1. S = Q·Kᵀ: warpgroup g computes the 64 × block_t/2 scores of its half of the tokens;
-//   2. online softmax in registers: each warpgroup's row maxima meet in shared memory, both
-//      warpgroups rescale with the same step maximum, P (bf16) goes to shared memory;
-//   3. O += P·V over all the tile's tokens, P read back by ldmatrix.
-// Seesaw (block_t 32): tile t belongs to warpgroup t % 2, which computes S over all its tokens
-// and the softmax from the running maximum the other handed over after tile t − 1, then hands
-// its P and maximum over in turn; both add the tile's P·V. One warpgroup's softmax runs while
-// the other's MMAs keep the tensor cores busy (docs/perf-notes.md, version 26).
+// in the seesaw (traits.h), and each accumulates O over its d_v columns [256·g, 256·g + 256),
+// A = P from registers, B = the tile read as V, transposed: tiles alternate between the groups;
+// a tile's group computes S = Q·Kᵀ over all its tokens and the softmax from the running maximum
+// the other handed over after the tile before, then hands its P and maximum over in turn; both
+// add the tile's P·V. One warpgroup's softmax runs while the other's MMAs keep the tensor cores
+// busy (docs/perf-notes.md, version 26). In what order the P·Vs are issued depends on block_t:
+// at 32 each group's iteration adds the other's tile before its own, at 64 (two stages) tiles
+// go in pairs whose P·Vs are issued as soon as each P exists (version 42).
 //
 // Finally each warpgroup's row sums meet in shared memory, and O is normalised and written (or
 // the part's partial result); a split CTA's final rows through shared memory, one bulk copy per
@@ -34,6 +30,8 @@
 #include "kernels/wgmma/primitives.cuh"
 #include "kernels/wgmma/tile_copies.cuh"
 #include "kernels/wgmma/traits.h"
+
+
 
 namespace mlalab::kernels::wgmma {
 
@@ -73,8 +71,6 @@ struct Traits {
                     plan_smem(kShape, dims_of(Layout::kV4).d_qk).q_bytes +
                         plan_smem(kShape, dims_of(Layout::kV4).d_qk).kv_bytes);
 
-  static constexpr int kGroupTokens = kBlockT / kWarpGroups;  // N of the S = Q·Kᵀ MMA
-  static constexpr int kScoreFloats = kGroupTokens / 2;       // its accumulators per thread
   static constexpr int kGroupColumns = kDv / kWarpGroups;     // d_v columns of O per group
   static constexpr int kPvN = 64;                             // N of one O += P·V MMA
   static constexpr int kPvTiles = kGroupColumns / kPvN;
@@ -105,8 +101,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const std::uint32_t q_tile = smem_address(smem_base);
   const std::uint32_t kv_tiles = q_tile + plan.q_bytes;
   bf16* probs = reinterpret_cast<bf16*>(smem_base + plan.q_bytes + plan.kv_bytes);
-  // [warpgroup][head row]: each group's half-step maxima (lockstep), later its final row sums;
-  // the seesaw's handed-over maximum in a third row.
+  // [warpgroup][head row]: each group's final row sums; the handed-over maximum in a third row.
   float* row_stats = reinterpret_cast<float*>(smem_base + plan.q_bytes + plan.kv_bytes +
                                               plan.prob_bytes);
   // The ring's barriers (tile_copies.cuh); the 8 MMA warps free a stage.
@@ -383,124 +378,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     });
   };
 
-  // ---- The lockstep schedule (block_t 64; traits.h) ---------------------------------------
-  const auto lockstep_part = [&] {
-    float out_acc[T::kPvTiles][32];
-#pragma unroll
-    for (int tile = 0; tile < T::kPvTiles; ++tile)
-#pragma unroll
-      for (int i = 0; i < 32; ++i) out_acc[tile][i] = 0.0f;
-    float running_max[2] = {-INFINITY, -INFINITY};  // base-2 logits
-    float running_sum[2] = {0.0f, 0.0f};            // over this thread's columns only
-
-    for (int step = 0; step < work.steps; ++step, ++ring_tile) {
-      const int stage = ring_tile % kStages;
-      ring.wait_landed(ring_tile);
-      const std::uint32_t kv_tile = kv_tiles + stage * plan.kv_stage_bytes;
-
-      // ---- 1. S = Q·Kᵀ for this group's tokens -----------------------------------------
-      // No zeroing: the first MMA overwrites.
-      float scores[T::kScoreFloats];
-      // q's address derived from this step's tile address, which ptxas keeps in a uniform
-      // register: so are then the q descriptors. Taken from q_tile (loop-invariant), ptxas held
-      // them in vector registers in the balanced kernel and moved them to uniform ones before
-      // every MMA: 72 R2UR per step (docs/perf-notes.md, version 17).
-      const std::uint64_t q_desc = matrix_descriptor(
-          opaque(kv_tile) - stage * plan.kv_stage_bytes - plan.q_bytes, 16, kAtomBytes);
-      const std::uint64_t k_desc =
-          matrix_descriptor(kv_tile + warp_group * T::kGroupTokens * kSpanBytes, 16, kAtomBytes);
-      // k-step k reads columns 16k..16k+15: span k / 4, a quarter of it in.
-      auto score_mma = [&]<bool kAccumulate>(int k) {
-        const int in_span = k % kKStepsPerSpan * kKStepBytes;
-        const std::uint64_t a =
-            advance(q_desc, k / kKStepsPerSpan * span_stride_bytes(kBlockH) + in_span);
-        const std::uint64_t b =
-            advance(k_desc, k / kKStepsPerSpan * span_stride_bytes(kBlockT) + in_span);
-        if constexpr (T::kGroupTokens == 16) {
-          mma_m64n16k16_ss<kAccumulate>(scores, a, b);
-        } else {
-          mma_m64n32k16_ss<kAccumulate>(scores, a, b);
-        }
-      };
-      issue_score_mmas(score_mma, k_steps);
-      wait_group<0>();
-      pin_registers(scores);
-
-      // ---- 2. Online softmax ---------------------------------------------------------------
-      const int valid_tokens = min(kBlockT, work.token_end - (work.token_begin + step * kBlockT));
-      const int group_column0 = warp_group * T::kGroupTokens + column_in_block;
-      float step_max[2] = {-INFINITY, -INFINITY};
-#pragma unroll
-      for (int i = 0; i < T::kScoreFloats; ++i) {
-        const int half = i / 2 % 2;
-        const int column = group_column0 + i / 4 * 8 + i % 2;
-        scores[i] = column < valid_tokens ? scores[i] * args.scale_log2 : -INFINITY;
-        step_max[half] = fmaxf(step_max[half], scores[i]);
-      }
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        step_max[half] = fmaxf(step_max[half], __shfl_xor_sync(0xffffffffu, step_max[half], 1));
-        step_max[half] = fmaxf(step_max[half], __shfl_xor_sync(0xffffffffu, step_max[half], 2));
-        if (lane % 4 == 0) row_stats[warp_group * kBlockH + rows[half]] = step_max[half];
-      }
-      sync_mma_threads<kMmaThreads>();
-      // The running maximum moves only when the step's passes it by more than
-      // kMaxGrowthLog2, so that O, which must be rescaled whenever it moves, rarely is: once a
-      // sequence's first steps have set it, a warp skips the 128 multiplications per thread
-      // that rescaling O costs, on the path from S to P·V. P is then at most 2^kMaxGrowthLog2,
-      // well inside bf16 and the fp32 sums.
-      float rescale[2] = {1.0f, 1.0f};
-      bool moved = false;
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        // Every step has at least one valid token, so its maximum is finite, and the first
-        // step (running_max −inf) always moves it.
-        const float new_max = fmaxf(row_stats[rows[half]], row_stats[kBlockH + rows[half]]);
-        if (new_max > running_max[half] + kMaxGrowthLog2) {
-          rescale[half] = exp2_approx(running_max[half] - new_max);
-          running_max[half] = new_max;
-          running_sum[half] *= rescale[half];
-          moved = true;
-        }
-      }
-#pragma unroll
-      for (int i = 0; i < T::kScoreFloats; i += 2) {
-        const int half = i / 2 % 2;
-        const float p0 = exp2_approx(scores[i] - running_max[half]);
-        const float p1 = exp2_approx(scores[i + 1] - running_max[half]);
-        running_sum[half] += p0 + p1;
-        const int column = group_column0 + i / 4 * 8;
-        *reinterpret_cast<std::uint32_t*>(probs + rows[half] * T::kProbRow + column) =
-            pack_bf16x2(p0, p1);
-      }
-      if (__any_sync(0xffffffffu, moved)) rescale_out(out_acc, rescale);
-      sync_mma_threads<kMmaThreads>();
-
-      // ---- 3. O += P·V over this group's d_v columns ----------------------------------
-      std::uint32_t p_frag[T::kPvKSteps][4];
-#pragma unroll
-      for (int kk = 0; kk < T::kPvKSteps; ++kk) {
-        ldmatrix_x4(p_frag[kk],
-                    smem_address(probs + (warp_in_group * 16 + lane % 16) * T::kProbRow +
-                                 kk * 16 + lane / 16 * 8));
-      }
-      fence_operands();
-      accumulate_pv(out_acc, kv_tile, p_frag);
-      commit_group();
-      wait_group<0>();
-#pragma unroll
-      for (int tile = 0; tile < T::kPvTiles; ++tile) pin_registers(out_acc[tile]);
-      __syncwarp();
-      if (lane == 0) mbarrier_arrive(stage_free + stage * 8);
-    }
-
-    finish_part(out_acc, running_max, running_sum);
-  };
-
-  // ---- The seesaw schedule (block_t 32; traits.h) ----------------------------------------
-  // Tile t of a part belongs to warpgroup t % 2: it computes S = Q·Kᵀ over all of the tile's
-  // tokens, moves the running maximum on from the one after tile t − 1, and hands P and the new
-  // maximum to the other warpgroup; both then add the tile's P·V to their d_v columns. Warp w
+  // ---- The seesaw (traits.h) ---------------------------------------------------------------
+  // The tiles of a part alternate between the warpgroups (block_t 32: tile t is group t % 2's;
+  // 64: an odd part's first tile is group 0's, then each pair's first group 0's and second
+  // group 1's). A tile's group computes S = Q·Kᵀ over all its tokens, moves the running maximum
+  // on from the one after the tile before, and hands P and the new maximum to the other
+  // warpgroup; both then add the tile's P·V to their d_v columns. Warp w
   // of a group holds the same 16 head rows as warp w of the other, so each hand-off is between
   // those two warps: named barrier 3 + 4·g + w carries group g's tiles (hand_off_arrive / _sync),
   // and P and the maximum stay in one buffer each, which a warp overwrites only after it has read
@@ -509,212 +392,336 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int my_hand_off = 3 + 4 * warp_group + warp_in_group;
   const int their_hand_off = 3 + 4 * (1 - warp_group) + warp_in_group;
   const auto seesaw_part = [&] {
-    if constexpr (uses_seesaw(T::kShape)) {  // (only then is S one m64n32k16 per k-step)
-      constexpr int kScoreFloats = kBlockT / 2;  // S over the whole tile: N = block_t
-      // S's k-steps whose A operand, q, is held in registers (load_q_fragments): 16 registers a
-      // span. Two spans in the split kernel (three spill), one in the balanced kernel, whose
-      // parts' bookkeeping holds more (two spill there).
-      constexpr int kQFragmentKSteps = (kBalanced ? 1 : 2) * kKStepsPerSpan;
-      float out_acc[T::kPvTiles][32];
+    constexpr int kScoreFloats = kBlockT / 2;  // S over the whole tile: N = block_t
+    // S's k-steps whose A operand, q, is held in registers (load_q_fragments): 16 registers a
+    // span. At block_t 32 two spans in the split kernel (three spill), one in the balanced
+    // kernel, whose parts' bookkeeping holds more (two spill there); at 64, where S and P take
+    // twice the registers, one and none (one spills 12 bytes in the balanced kernel).
+    constexpr int kQFragmentKSteps =
+        (kBlockT == 64 ? (kBalanced ? 0 : 1) : (kBalanced ? 1 : 2)) * kKStepsPerSpan;
+    float out_acc[T::kPvTiles][32];
 #pragma unroll
-      for (int tile = 0; tile < T::kPvTiles; ++tile)
+    for (int tile = 0; tile < T::kPvTiles; ++tile)
 #pragma unroll
-        for (int i = 0; i < 32; ++i) out_acc[tile][i] = 0.0f;
-      // Zeroed here, not between the first P·V's MMAs, where ptxas would fence each (C7519).
+      for (int i = 0; i < 32; ++i) out_acc[tile][i] = 0.0f;
+    // Zeroed here, not between the first P·V's MMAs, where ptxas would fence each (C7519).
+#pragma unroll
+    for (int tile = 0; tile < T::kPvTiles; ++tile) pin_registers(out_acc[tile]);
+    float running_max[2] = {-INFINITY, -INFINITY};  // base-2 logits, scaled
+    float running_sum[2] = {0.0f, 0.0f};            // over this thread's columns of its tiles
+    // q's first spans stay in registers as the A fragments of S, the rest is read from shared
+    // memory for every tile: a k-step so fed reads 1 KB of shared memory instead of 3, which
+    // bound S at N = 32 (docs/perf-notes.md, version 38). Loaded once per part, once q has
+    // landed; the A fragment of each warp's 16 rows, as P's is for P·V.
+    std::uint32_t q_fragments[kQFragmentKSteps > 0 ? kQFragmentKSteps : 1][4];
+    const auto load_q_fragments = [&] {
+      const int row = warp_in_group * 16 + lane % 16;
+#pragma unroll
+      for (int k = 0; k < kQFragmentKSteps; ++k) {
+        const int chunk = 2 * k + lane / 16;  // 16-byte chunk of the row (8 per span)
+        ldmatrix_x4(q_fragments[k],
+                    q_tile + chunk / 8 * span_stride_bytes(kBlockH) + row * kSpanBytes +
+                        (chunk % 8 ^ row % 8) * kChunkBytes);
+      }
+    };
+    const int first_tile = ring_tile;
+    const auto stage_of = [&](int t) { return (first_tile + t) % kStages; };
+    const auto tile_address = [&](int t) { return kv_tiles + stage_of(t) * plan.kv_stage_bytes; };
+    // This warp's MMAs on tile t are done: one of the stage's 8 arrivals.
+    const auto release = [&](int t) {
+      if (lane == 0) mbarrier_arrive(stage_free + stage_of(t) * 8);
+    };
+    // P (bf16 pairs) times a factor per row half, for the rare tile that moves the maximum.
+    const auto rescale_probs = [](std::uint32_t(&p_frag)[T::kPvKSteps][4],
+                                  const float (&factor)[2]) {
+#pragma unroll
+      for (int kk = 0; kk < T::kPvKSteps; ++kk) {
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          const float2 pair =
+              __bfloat1622float2(*reinterpret_cast<__nv_bfloat162*>(&p_frag[kk][r]));
+          p_frag[kk][r] = pack_bf16x2(pair.x * factor[r % 2], pair.y * factor[r % 2]);
+        }
+      }
+    };
+
+    // S = Q·Kᵀ of tile t over all its tokens (N = block_t), once it has landed: q's first
+    // k-steps from registers, the rest from shared memory. No zeroing: the first MMA
+    // overwrites. Committed, not waited for.
+    const auto issue_scores = [&]<int kKSteps>(float (&scores)[kBlockT / 2], int t) {
+      ring.wait_landed(first_tile + t);
+      const int stage = stage_of(t);
+      const std::uint32_t kv_tile = tile_address(t);
+      // q's descriptor from the tile address, which ptxas keeps in a uniform register
+      // (version 17).
+      const std::uint64_t q_desc = matrix_descriptor(
+          opaque(kv_tile) - stage * plan.kv_stage_bytes - plan.q_bytes, 16, kAtomBytes);
+      const std::uint64_t k_desc = matrix_descriptor(kv_tile, 16, kAtomBytes);
+      // k-step k reads columns 16k..16k+15: span k / 4, a quarter of it in.
+      const auto q_at = [&](int k) {
+        return advance(q_desc, k / kKStepsPerSpan * span_stride_bytes(kBlockH) +
+                                   k % kKStepsPerSpan * kKStepBytes);
+      };
+      const auto k_at = [&](int k) {
+        return advance(k_desc, k / kKStepsPerSpan * span_stride_bytes(kBlockT) +
+                                   k % kKStepsPerSpan * kKStepBytes);
+      };
+      const auto score_rs = [&]<bool kAccumulate>(int k) {
+        if constexpr (kBlockT == 64) {
+          mma_m64n64k16_rs<kAccumulate>(scores, q_fragments[k], k_at(k));
+        } else {
+          mma_m64n32k16_rs<kAccumulate>(scores, q_fragments[k], k_at(k));
+        }
+      };
+      const auto score_ss = [&]<bool kAccumulate>(int k) {
+        if constexpr (kBlockT == 64) {
+          mma_m64n64k16_ss<kAccumulate>(scores, q_at(k), k_at(k));
+        } else {
+          mma_m64n32k16_ss<kAccumulate>(scores, q_at(k), k_at(k));
+        }
+      };
+      fence_operands();
+#pragma unroll
+      for (int k = 0; k < kQFragmentKSteps; ++k) {
+        if (k == 0) {
+          score_rs.template operator()<false>(k);
+        } else {
+          score_rs.template operator()<true>(k);
+        }
+      }
+#pragma unroll
+      for (int k = kQFragmentKSteps; k < kKSteps; ++k) {
+        if (k == 0) {
+          score_ss.template operator()<false>(k);
+        } else {
+          score_ss.template operator()<true>(k);
+        }
+      }
+      commit_group();
+    };
+
+    // The other group's P (from shared memory, into `their_p`) and the maximum it is
+    // relative to, which becomes this group's: its sum moves with it, and O's pending
+    // rescale (`factor`). Returns whether the maximum moved.
+    const auto take_hand_off = [&](std::uint32_t(&their_p)[T::kPvKSteps][4],
+                                   float (&factor)[2]) {
+      hand_off_sync(their_hand_off);
+#pragma unroll
+      for (int kk = 0; kk < T::kPvKSteps; ++kk) {
+        ldmatrix_x4(their_p[kk],
+                    smem_address(probs + (warp_in_group * 16 + lane % 16) * T::kProbRow +
+                                 kk * 16 + lane / 16 * 8));
+      }
+      bool moved = false;
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const float handed = handed_max[rows[half]];
+        if (handed != running_max[half]) {
+          factor[half] = exp2_approx(running_max[half] - handed);
+          running_max[half] = handed;
+          running_sum[half] *= factor[half];
+          moved = true;
+        }
+      }
+      return moved;
+    };
+
+    // Softmax of tile t (its S in `scores`, done), moving the running maximum on: P into
+    // `my_p` and to the other group with the new maximum (handed over). A move's factor
+    // goes to `my_factor` and into O's pending rescale (`factor`). Returns whether it moved.
+    const auto softmax_tile = [&](float (&scores)[kBlockT / 2], int t,
+                                  std::uint32_t(&my_p)[T::kPvKSteps][4], float (&my_factor)[2],
+                                  float (&factor)[2]) {
+      pin_registers(scores);
+      const int valid_tokens = min(kBlockT, work.token_end - (work.token_begin + t * kBlockT));
+      float tile_max[2] = {-INFINITY, -INFINITY};  // unscaled: the scale is positive
+#pragma unroll
+      for (int i = 0; i < kScoreFloats; ++i) {
+        const int column = i / 4 * 8 + column_in_block + i % 2;
+        if (column >= valid_tokens) scores[i] = -INFINITY;
+        tile_max[i / 2 % 2] = fmaxf(tile_max[i / 2 % 2], scores[i]);
+      }
+      bool my_move = false;
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        tile_max[half] = fmaxf(tile_max[half], __shfl_xor_sync(0xffffffffu, tile_max[half], 1));
+        tile_max[half] = fmaxf(tile_max[half], __shfl_xor_sync(0xffffffffu, tile_max[half], 2));
+        // The maximum moves only past kMaxGrowthLog2, so that O, rescaled whenever it moves,
+        // rarely is (traits.h). Every tile has a valid token, so tile_max is finite and the
+        // first tile always moves it.
+        const float candidate = tile_max[half] * args.scale_log2;
+        if (candidate > running_max[half] + kMaxGrowthLog2) {
+          my_factor[half] = exp2_approx(running_max[half] - candidate);
+          running_max[half] = candidate;
+          running_sum[half] *= my_factor[half];
+          factor[half] *= my_factor[half];
+          my_move = true;
+        }
+      }
+      // P, scaled inside the exponent's FMA: in registers as this group's A operand (the
+      // accumulator layout of S is the A fragment's), and in shared memory for the other.
+      __syncwarp();  // this warp's reads of the other's P are done
+#pragma unroll
+      for (int i = 0; i < kScoreFloats; i += 2) {
+        const int half = i / 2 % 2;
+        const float p0 = exp2_approx(fmaf(scores[i], args.scale_log2, -running_max[half]));
+        const float p1 = exp2_approx(fmaf(scores[i + 1], args.scale_log2, -running_max[half]));
+        running_sum[half] += p0 + p1;
+        my_p[i / 8][i % 8 / 2] = pack_bf16x2(p0, p1);
+        *reinterpret_cast<std::uint32_t*>(probs + rows[half] * T::kProbRow + i / 4 * 8 +
+                                          column_in_block) = my_p[i / 8][i % 8 / 2];
+      }
+      if (lane % 4 == 0) {
+        handed_max[rows[0]] = running_max[0];
+        handed_max[rows[1]] = running_max[1];
+      }
+      hand_off_arrive(my_hand_off);
+      return my_move;
+    };
+
+    // The pair order's O += P·V of tile t over this group's columns, and its wait
+    // (accumulators in flight across the loop's joins make ptxas serialize every MMA,
+    // C7514), after which this group's d_v spans of the tile go back.
+    const auto add_pv = [&](int t, const std::uint32_t(&p_frag)[T::kPvKSteps][4]) {
+      fence_operands();
+      accumulate_pv(out_acc, tile_address(t), p_frag);
+      commit_group();
+    };
+    const auto pv_done = [&](int t) {
+      wait_group<0>();
 #pragma unroll
       for (int tile = 0; tile < T::kPvTiles; ++tile) pin_registers(out_acc[tile]);
-      float running_max[2] = {-INFINITY, -INFINITY};  // base-2 logits, scaled
-      float running_sum[2] = {0.0f, 0.0f};            // over this thread's columns of its tiles
-      // q's first spans stay in registers as the A fragments of S, the rest is read from shared
-      // memory for every tile: a k-step so fed reads 1 KB of shared memory instead of 3, which
-      // bound S at N = 32 (docs/perf-notes.md, version 38). Loaded once per part, once q has
-      // landed; the A fragment of each warp's 16 rows, as P's is for P·V.
-      std::uint32_t q_fragments[kQFragmentKSteps][4];
-      const auto load_q_fragments = [&] {
-        const int row = warp_in_group * 16 + lane % 16;
-#pragma unroll
-        for (int k = 0; k < kQFragmentKSteps; ++k) {
-          const int chunk = 2 * k + lane / 16;  // 16-byte chunk of the row (8 per span)
-          ldmatrix_x4(q_fragments[k],
-                      q_tile + chunk / 8 * span_stride_bytes(kBlockH) + row * kSpanBytes +
-                          (chunk % 8 ^ row % 8) * kChunkBytes);
-        }
-      };
-      const int first_tile = ring_tile;
-      const auto stage_of = [&](int t) { return (first_tile + t) % kStages; };
-      const auto tile_address = [&](int t) { return kv_tiles + stage_of(t) * plan.kv_stage_bytes; };
-      // This warp's MMAs on tile t are done: one of the stage's 8 arrivals.
-      const auto release = [&](int t) {
-        if (lane == 0) mbarrier_arrive(stage_free + stage_of(t) * 8);
-      };
-      // P (bf16 pairs) times a factor per row half, for the rare tile that moves the maximum.
-      const auto rescale_probs = [](std::uint32_t(&p_frag)[T::kPvKSteps][4],
-                                    const float (&factor)[2]) {
-#pragma unroll
-        for (int kk = 0; kk < T::kPvKSteps; ++kk) {
-#pragma unroll
-          for (int r = 0; r < 4; ++r) {
-            const float2 pair =
-                __bfloat1622float2(*reinterpret_cast<__nv_bfloat162*>(&p_frag[kk][r]));
-            p_frag[kk][r] = pack_bf16x2(pair.x * factor[r % 2], pair.y * factor[r % 2]);
-          }
-        }
-      };
+      __syncwarp();
+      release(t);
+    };
 
-      // Iteration t of this group: S of its tile t (kMine), the P·V of the other group's tile
-      // t − 1 (kTheirs), and the softmax and P·V of tile t. Each kind is one straight run of
-      // code: accumulators crossing a branch while their MMA is in flight make ptxas serialize
-      // every MMA of the kernel (C7514, C7515). So group 0's first tile (no tile of the other's
-      // before it) and the other's last tile (none of this group's after it) are iterations of
-      // their own, and both P·Vs are issued after the softmax, once nothing is in flight: O is
-      // rescaled then, and the other's P by this tile's move of the maximum.
-      const auto iteration = [&]<int kKSteps, bool kTheirs, bool kMine>(int t) {
-        float scores[kScoreFloats];
-        if constexpr (kMine) {
-          // ---- 1. S = Q·Kᵀ of tile t, issued first: the tensor cores have it while this
-          // group waits for the other's hand-off. No zeroing: the first MMA overwrites.
-          ring.wait_landed(first_tile + t);
-          const int stage = stage_of(t);
-          const std::uint32_t kv_tile = tile_address(t);
-          // q's descriptor from the tile address, which ptxas keeps in a uniform register
-          // (version 17).
-          const std::uint64_t q_desc = matrix_descriptor(
-              opaque(kv_tile) - stage * plan.kv_stage_bytes - plan.q_bytes, 16, kAtomBytes);
-          const std::uint64_t k_desc = matrix_descriptor(kv_tile, 16, kAtomBytes);
-          // k-step k reads columns 16k..16k+15: span k / 4, a quarter of it in.
-          const auto q_at = [&](int k) {
-            return advance(q_desc, k / kKStepsPerSpan * span_stride_bytes(kBlockH) +
-                                       k % kKStepsPerSpan * kKStepBytes);
-          };
-          const auto k_at = [&](int k) {
-            return advance(k_desc, k / kKStepsPerSpan * span_stride_bytes(kBlockT) +
-                                       k % kKStepsPerSpan * kKStepBytes);
-          };
-          fence_operands();
-#pragma unroll
-          for (int k = 0; k < kQFragmentKSteps; ++k) {
-            if (k == 0) {
-              mma_m64n32k16_rs<false>(scores, q_fragments[k], k_at(k));
-            } else {
-              mma_m64n32k16_rs<true>(scores, q_fragments[k], k_at(k));
-            }
-          }
-#pragma unroll
-          for (int k = kQFragmentKSteps; k < kKSteps; ++k) {
-            mma_m64n32k16_ss<true>(scores, q_at(k), k_at(k));
-          }
-          commit_group();
+    // ---- block_t 32: iteration t of this group --------------------------------------------
+    // S of its tile t (kMine), the P·V of the other group's tile t − 1 (kTheirs), and the
+    // softmax and P·V of tile t. Each kind is one straight run of code: accumulators crossing
+    // a branch while their MMA is in flight make ptxas serialize every MMA of the kernel
+    // (C7514, C7515). So group 0's first tile (no tile of the other's before it) and the
+    // other's last tile (none of this group's after it) are iterations of their own, and both
+    // P·Vs are issued after the softmax, once nothing is in flight: O is rescaled then, and
+    // the other's P by this tile's move of the maximum.
+    const auto iteration = [&]<int kKSteps, bool kTheirs, bool kMine>(int t) {
+      float scores[kScoreFloats];
+      if constexpr (kMine) issue_scores.template operator()<kKSteps>(scores, t);
+      std::uint32_t their_p[T::kPvKSteps][4];
+      float factor[2] = {1.0f, 1.0f};  // O's rescale: to the other's maximum, then to ours
+      bool moved = false;
+      if constexpr (kTheirs) moved = take_hand_off(their_p, factor);
+      wait_group<0>();  // S, where this iteration has one
+      std::uint32_t my_p[T::kPvKSteps][4];
+      if constexpr (kMine) {
+        float my_factor[2] = {1.0f, 1.0f};
+        const bool my_move = softmax_tile(scores, t, my_p, my_factor, factor);
+        // The other's P was relative to its maximum; O will be relative to ours.
+        if constexpr (kTheirs) {
+          if (__any_sync(0xffffffffu, my_move)) rescale_probs(their_p, my_factor);
         }
+        moved = moved || my_move;
+      }
+      // Nothing is in flight. Before group 0's first tile O is still 0. This group does not
+      // wait for tile t − 1 to land: its owner did and fenced the proxies before handing it
+      // over, and a proxy fence anywhere on the causality path from the copy to the read
+      // orders them (PTX memory model). A wait of its own cost 1-2 % (results
+      // 2026-12-02-h200-handoff).
+      if constexpr (kTheirs) {
+        if (__any_sync(0xffffffffu, moved)) rescale_out(out_acc, factor);
+      }
+      fence_operands();
+      if constexpr (kTheirs) accumulate_pv(out_acc, tile_address(t - 1), their_p);
+      if constexpr (kMine) accumulate_pv(out_acc, tile_address(t), my_p);
+      commit_group();
+      // Waited for here, not under the next iteration's S (C7514). Their stages go back at
+      // once.
+      wait_group<0>();
+#pragma unroll
+      for (int tile = 0; tile < T::kPvTiles; ++tile) pin_registers(out_acc[tile]);
+      __syncwarp();
+      if constexpr (kTheirs) release(t - 1);
+      if constexpr (kMine) release(t);
+    };
 
-        // ---- 2. The other group's P and maximum after tile t − 1 -----------------------------
+    // ---- block_t 64: the pair order ------------------------------------------------------
+    // Tiles t (group 0's) and t + 1 (group 1's) share the ring's two stages, so tile t + 2
+    // can be copied only once both groups have added P(t)·V(t): each does so as early as
+    // it has P(t), and the stage is free mid-pair (docs/perf-notes.md, version 42).
+    //   group 0: S(t), softmax(t), hands P(t) over, O₀ += P(t)·V(t); takes P(t + 1),
+    //            O₀ += P(t + 1)·V(t + 1).
+    //   group 1: S(t + 1); takes P(t), O₁ += P(t)·V(t) at once, under its softmax(t + 1);
+    //            hands P(t + 1) over, O₁ += P(t + 1)·V(t + 1).
+    // The chain of maxima is kept: it is what keeps one group's softmax under the other's
+    // MMAs (version 39). kNext: the part has tile t + 1.
+    const auto owner_pair = [&]<int kKSteps, bool kNext>(int t) {
+      float scores[kScoreFloats];
+      issue_scores.template operator()<kKSteps>(scores, t);
+      wait_group<0>();
+      std::uint32_t my_p[T::kPvKSteps][4];
+      float my_factor[2] = {1.0f, 1.0f};
+      float factor[2] = {1.0f, 1.0f};
+      if (__any_sync(0xffffffffu, softmax_tile(scores, t, my_p, my_factor, factor))) {
+        rescale_out(out_acc, factor);
+      }
+      add_pv(t, my_p);
+      if constexpr (kNext) {
         std::uint32_t their_p[T::kPvKSteps][4];
-        float factor[2] = {1.0f, 1.0f};  // O's rescale: to the other's maximum, then to ours
-        bool moved = false;
-        if constexpr (kTheirs) {
-          hand_off_sync(their_hand_off);
-#pragma unroll
-          for (int kk = 0; kk < T::kPvKSteps; ++kk) {
-            ldmatrix_x4(their_p[kk],
-                        smem_address(probs + (warp_in_group * 16 + lane % 16) * T::kProbRow +
-                                     kk * 16 + lane / 16 * 8));
-          }
-#pragma unroll
-          for (int half = 0; half < 2; ++half) {
-            const float handed = handed_max[rows[half]];
-            if (handed != running_max[half]) {
-              factor[half] = exp2_approx(running_max[half] - handed);
-              running_max[half] = handed;
-              running_sum[half] *= factor[half];
-              moved = true;
-            }
-          }
-        }
-        wait_group<0>();  // S, where this iteration has one
-
-        // ---- 3. Softmax of tile t, moving the maximum on from the one after tile t − 1 -----
+        float their_factor[2] = {1.0f, 1.0f};
+        const bool moved = take_hand_off(their_p, their_factor);
+        pv_done(t);
+        if (__any_sync(0xffffffffu, moved)) rescale_out(out_acc, their_factor);
+        add_pv(t + 1, their_p);
+        pv_done(t + 1);
+      } else {
+        pv_done(t);
+      }
+    };
+    // kMine: the part has tile t + 1.
+    const auto other_pair = [&]<int kKSteps, bool kMine>(int t) {
+      float scores[kScoreFloats];
+      if constexpr (kMine) issue_scores.template operator()<kKSteps>(scores, t + 1);
+      std::uint32_t their_p[T::kPvKSteps][4];
+      float factor[2] = {1.0f, 1.0f};
+      const bool moved = take_hand_off(their_p, factor);
+      // S(t + 1) done before O is touched: ptxas waits for every MMA in flight before an
+      // access to any accumulator (C7517).
+      wait_group<0>();
+      if (__any_sync(0xffffffffu, moved)) rescale_out(out_acc, factor);
+      add_pv(t, their_p);
+      if constexpr (kMine) {
+        // O += P(t)·V(t) stays in flight under the softmax.
         std::uint32_t my_p[T::kPvKSteps][4];
-        if constexpr (kMine) {
-          pin_registers(scores);
-          const int valid_tokens = min(kBlockT, work.token_end - (work.token_begin + t * kBlockT));
-          float tile_max[2] = {-INFINITY, -INFINITY};  // unscaled: the scale is positive
-#pragma unroll
-          for (int i = 0; i < kScoreFloats; ++i) {
-            const int column = i / 4 * 8 + column_in_block + i % 2;
-            if (column >= valid_tokens) scores[i] = -INFINITY;
-            tile_max[i / 2 % 2] = fmaxf(tile_max[i / 2 % 2], scores[i]);
-          }
-          float my_factor[2] = {1.0f, 1.0f};
-          bool my_move = false;
-#pragma unroll
-          for (int half = 0; half < 2; ++half) {
-            tile_max[half] = fmaxf(tile_max[half], __shfl_xor_sync(0xffffffffu, tile_max[half], 1));
-            tile_max[half] = fmaxf(tile_max[half], __shfl_xor_sync(0xffffffffu, tile_max[half], 2));
-            // As in the lockstep schedule, the maximum moves only past kMaxGrowthLog2. Every
-            // tile has a valid token, so tile_max is finite and the first tile always moves it.
-            const float candidate = tile_max[half] * args.scale_log2;
-            if (candidate > running_max[half] + kMaxGrowthLog2) {
-              my_factor[half] = exp2_approx(running_max[half] - candidate);
-              running_max[half] = candidate;
-              running_sum[half] *= my_factor[half];
-              factor[half] *= my_factor[half];
-              my_move = true;
-            }
-          }
-          // P, scaled inside the exponent's FMA: in registers as this group's A operand (the
-          // accumulator layout of S is the A fragment's), and in shared memory for the other.
-          __syncwarp();  // this warp's reads of the other's P are done
-#pragma unroll
-          for (int i = 0; i < kScoreFloats; i += 2) {
-            const int half = i / 2 % 2;
-            const float p0 = exp2_approx(fmaf(scores[i], args.scale_log2, -running_max[half]));
-            const float p1 = exp2_approx(fmaf(scores[i + 1], args.scale_log2, -running_max[half]));
-            running_sum[half] += p0 + p1;
-            my_p[i / 8][i % 8 / 2] = pack_bf16x2(p0, p1);
-            *reinterpret_cast<std::uint32_t*>(probs + rows[half] * T::kProbRow + i / 4 * 8 +
-                                              column_in_block) = my_p[i / 8][i % 8 / 2];
-          }
-          if (lane % 4 == 0) {
-            handed_max[rows[0]] = running_max[0];
-            handed_max[rows[1]] = running_max[1];
-          }
-          hand_off_arrive(my_hand_off);
-          // The other's P was relative to its maximum; O will be relative to ours.
-          if constexpr (kTheirs) {
-            if (__any_sync(0xffffffffu, my_move)) rescale_probs(their_p, my_factor);
-          }
-          moved = moved || my_move;
-        }
+        float my_factor[2] = {1.0f, 1.0f};
+        float unused[2] = {1.0f, 1.0f};
+        const bool my_move = softmax_tile(scores, t + 1, my_p, my_factor, unused);
+        pv_done(t);
+        if (__any_sync(0xffffffffu, my_move)) rescale_out(out_acc, my_factor);
+        add_pv(t + 1, my_p);
+        pv_done(t + 1);
+      } else {
+        pv_done(t);
+      }
+    };
 
-        // ---- 4. O += P·V of the other's tile t − 1 and of this tile --------------------------
-        // Nothing is in flight. Before group 0's first tile O is still 0. This group does not
-        // wait for tile t − 1 to land: its owner did and fenced the proxies before handing it
-        // over, and a proxy fence anywhere on the causality path from the copy to the read
-        // orders them (PTX memory model). A wait of its own cost 1-2 % (results
-        // 2026-12-02-h200-handoff).
-        if constexpr (kTheirs) {
-          if (__any_sync(0xffffffffu, moved)) rescale_out(out_acc, factor);
+    // The k-steps of S are a template argument, one loop per layout: a branch between
+    // MMAs of one accumulator makes ptxas serialize them.
+    const auto walk_tiles = [&]<int kKSteps> {
+      // q lands on tile 0's barrier (its first span's), which group 1's first S (of tile 1)
+      // would not wait for: a TMA copy of q may land after tile 1's.
+      ring.wait_landed(first_tile);
+      load_q_fragments();
+      if constexpr (kBlockT == 64) {
+        // An odd part's first tile goes alone, before the pairs: after them, its code made
+        // ptxas spill ~0.9 KB per kind (O's registers assigned apart from the loop's).
+        int t = work.steps % 2;
+        if (warp_group == 0) {
+          if (t == 1) owner_pair.template operator()<kKSteps, false>(0);
+          for (; t < work.steps; t += 2) owner_pair.template operator()<kKSteps, true>(t);
+        } else {
+          if (t == 1) other_pair.template operator()<kKSteps, false>(0);
+          for (; t < work.steps; t += 2) other_pair.template operator()<kKSteps, true>(t);
         }
-        fence_operands();
-        if constexpr (kTheirs) accumulate_pv(out_acc, tile_address(t - 1), their_p);
-        if constexpr (kMine) accumulate_pv(out_acc, tile_address(t), my_p);
-        commit_group();
-        // Waited for here, not under the next iteration's S: accumulators in flight across the
-        // loop's joins make ptxas serialize every MMA (C7514). Their stages go back at once.
-        wait_group<0>();
-#pragma unroll
-        for (int tile = 0; tile < T::kPvTiles; ++tile) pin_registers(out_acc[tile]);
-        __syncwarp();
-        if constexpr (kTheirs) release(t - 1);
-        if constexpr (kMine) release(t);
-      };
-
-      // The k-steps of S are a template argument, one loop per layout: a branch between
-      // MMAs of one accumulator makes ptxas serialize them.
-      const auto walk_tiles = [&]<int kKSteps> {
-        // q lands on tile 0's barrier, which group 1's first S (of tile 1) would not wait
-        // for: a TMA copy of q may land after tile 1's.
-        ring.wait_landed(first_tile);
-        load_q_fragments();
+      } else {
         int t = warp_group;
         if (warp_group == 0) {
           iteration.template operator()<kKSteps, false, true>(0);
@@ -722,25 +729,21 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         for (; t < work.steps; t += 2) iteration.template operator()<kKSteps, true, true>(t);
         if (t - 1 < work.steps) iteration.template operator()<kKSteps, true, false>(t);
-      };
-      if (k_steps > kCommonKSteps) {
-        walk_tiles.template operator()<kMaxKSteps>();
-      } else {
-        walk_tiles.template operator()<kCommonKSteps>();
       }
-      ring_tile = first_tile + work.steps;
-      finish_part(out_acc, running_max, running_sum);
+    };
+    if (k_steps > kCommonKSteps) {
+      walk_tiles.template operator()<kMaxKSteps>();
+    } else {
+      walk_tiles.template operator()<kCommonKSteps>();
     }
+    ring_tile = first_tile + work.steps;
+    finish_part(out_acc, running_max, running_sum);
   };
 
   if constexpr (kBalanced) {
     const auto mma_barrier = [] { sync_mma_threads<kMmaThreads>(); };
     while (Parts::next(args, ring.cursor(0), threadIdx.x == 0, mma_barrier, work)) {
-      if constexpr (uses_seesaw(T::kShape)) {
-        seesaw_part();
-      } else {
-        lockstep_part();
-      }
+      seesaw_part();
       // Parts::next's barriers would order the row_stats writes of the next part's first step
       // after this part's reads; this one is for the compiler: without it the loop's q and KV
       // descriptor arithmetic leaves the uniform datapath (285 UIADD3.64 become IADD3/IMAD.X
@@ -750,11 +753,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       timeline_part_done(args, work);
     }
   } else {
-    if constexpr (uses_seesaw(T::kShape)) {
-      seesaw_part();
-    } else {
-      lockstep_part();
-    }
+    seesaw_part();
     timeline_part_done(args, work);
   }
 #else
@@ -776,7 +775,9 @@ LaunchStatus launch_variant(const DecodeParams& params, const LaunchPlan& plan, 
                        /*kMergesSplitPairs=*/true>(
       kBlockH, kThreads, plan_smem(T::kShape, params.d_qk).total_bytes, params, plan, workspace,
       stream,
-      [&params](const DecodeArgs& args) { return with_tile_maps(params, args, kBlockH, kBlockT); },
+      [&params](const DecodeArgs& args) {
+        return with_tile_maps(params, args, kBlockH, kBlockT);
+      },
       part_start_steps(T::kShape));
 }
 

@@ -309,6 +309,54 @@ __device__ __forceinline__ void mma_m64n32k16_rs(float (&d)[16], const std::uint
 }
 #undef MLALAB_WGMMA_N32_REGS
 
+// As above with N = 64 (32 per thread): S over a 64-token tile, A from shared memory or from
+// registers.
+#define MLALAB_WGMMA_N64_REGS                                                                  \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, " \
+  "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define MLALAB_WGMMA_N64_OUT(c)                                                                \
+  c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]), c(d[9]),    \
+      c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]),          \
+      c(d[18]), c(d[19]), c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]),          \
+      c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]), c(d[31])
+#define MLALAB_READ_WRITE(x) "+f"(x)
+#define MLALAB_WRITE(x) "=f"(x)
+template <bool kAccumulate>
+__device__ __forceinline__ void mma_m64n64k16_ss(float (&d)[32], std::uint64_t a_desc,
+                                                 std::uint64_t b_desc) {
+  if constexpr (kAccumulate) {
+    asm volatile(MLALAB_WGMMA_SS_ASM("m64n64k16", MLALAB_WGMMA_N64_REGS, 32, 33, 34, 35)
+                 : MLALAB_WGMMA_N64_OUT(MLALAB_READ_WRITE)
+                 : "l"(a_desc), "l"(b_desc), "r"(1), "n"(0));
+  } else {
+    asm volatile(MLALAB_WGMMA_SS_ASM("m64n64k16", MLALAB_WGMMA_N64_REGS, 32, 33, 34, 35)
+                 : MLALAB_WGMMA_N64_OUT(MLALAB_WRITE)
+                 : "l"(a_desc), "l"(b_desc), "r"(0), "n"(0));
+  }
+}
+template <bool kAccumulate>
+__device__ __forceinline__ void mma_m64n64k16_rs(float (&d)[32], const std::uint32_t (&a)[4],
+                                                 std::uint64_t b_desc) {
+#define MLALAB_WGMMA_RS_N64_ASM                                                               \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"                                                \
+  "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {" MLALAB_WGMMA_N64_REGS "}, "        \
+  "{%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+  if constexpr (kAccumulate) {
+    asm volatile(MLALAB_WGMMA_RS_N64_ASM
+                 : MLALAB_WGMMA_N64_OUT(MLALAB_READ_WRITE)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(1));
+  } else {
+    asm volatile(MLALAB_WGMMA_RS_N64_ASM
+                 : MLALAB_WGMMA_N64_OUT(MLALAB_WRITE)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(0));
+  }
+#undef MLALAB_WGMMA_RS_N64_ASM
+}
+#undef MLALAB_READ_WRITE
+#undef MLALAB_WRITE
+#undef MLALAB_WGMMA_N64_OUT
+#undef MLALAB_WGMMA_N64_REGS
+
 // d (64×64 fp32; 32 per thread) += A (64×16 from registers, the m16n8k16 A fragment of each
 // warp's 16 rows) · B (16 tokens × 64 columns, MN-major descriptor: transposed).
 __device__ __forceinline__ void mma_m64n64k16_rs_transposed_b(float (&d)[32],

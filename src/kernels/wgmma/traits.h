@@ -3,8 +3,8 @@
 // feasibility pruning and `mlalab configs` compute the same plan as the kernel without a GPU.
 //
 // Two kernels. decode.cuh is built for H = 128 (compute-bound): 64 heads per CTA (the M of one
-// warpgroup MMA) and two warpgroups that split every step's work in half — S = Q·Kᵀ by token
-// columns, O = P·V by d_v columns — so each thread keeps 128 fp32 accumulators of O; the
+// warpgroup MMA) and two warpgroups that take turns at S = Q·Kᵀ and the softmax of a tile and
+// split O = P·V by d_v columns, so each thread keeps 128 fp32 accumulators of O; the
 // constants below up to the swapped kernel's are its own (swapped.cuh takes its counts from
 // SwappedTraits only: a bar.sync counted with these would hang it). swapped.cuh, for up to
 // 16 heads, is described with its constants below. In both a further warpgroup only copies:
@@ -76,23 +76,23 @@ static_assert(kCommonKSteps <= kMaxKSteps);
 // (both kernels): O, rescaled whenever it moves, rarely is, and P stays at most 2^8.
 constexpr float kMaxGrowthLog2 = 8.0f;
 
-// How the two MMA warpgroups share a part's tiles (decode.cuh). block_t 64, lockstep: both
-// work on every tile, S = Q·Kᵀ split by tokens and P·V by d_v columns, meeting twice per
-// tile. block_t 32, seesaw: tiles alternate between the warpgroups for S and the softmax, and
-// each hands its P and running maximum to the other, which adds that tile's P·V to its half of
-// the d_v columns; one warpgroup's softmax then runs while the other's MMAs keep the tensor
-// cores busy.
-constexpr bool uses_seesaw(VariantShape shape) { return shape.block_t == 32; }
+// How the two MMA warpgroups share a part's tiles (decode.cuh), the seesaw: tiles alternate
+// between the warpgroups for S = Q·Kᵀ and the softmax, and each hands its P and running
+// maximum to the other, which adds that tile's P·V to its half of the d_v columns; one
+// warpgroup's softmax then runs while the other's MMAs keep the tensor cores busy. At block_t
+// 32 each group's iteration is its tile and the other's tile before it. At block_t 64 only
+// two stages fit, so tiles go in pairs whose P·Vs are issued as soon as each P exists: the
+// stage is free mid-pair (docs/perf-notes.md, version 42).
 
 // What starting a part costs a balanced worker of the kernel above, in its steps
 // (balanced_partition.h's start_cost): q's 72 KB loaded once the part before has drained, the
-// first tiles, the part's result rows. That is ~6 µs whatever block_t: 2.2-2.7 of the
-// lockstep kernel's 64-token steps (docs/perf-notes.md, version 21), ~6 of the seesaw's
-// 32-token ones (a sweep of 1-8 on mixed lengths, version 40). The other kernels take the
-// split heuristic's kPrologueSteps.
+// first tiles, the part's result rows. That is ~6 µs whatever block_t: 2.2-2.7 of 64-token
+// steps (docs/perf-notes.md, version 21), ~6 of the 32-token ones (a sweep of 1-8 on mixed
+// lengths, version 40). The other kernels take the split heuristic's kPrologueSteps.
 constexpr int kSeesawPartStartSteps = 6;
 constexpr int part_start_steps(VariantShape shape) {
-  return uses_seesaw(shape) ? kSeesawPartStartSteps : kPrologueSteps;
+  return shape.block_h == kBlockH && shape.block_t == 32 ? kSeesawPartStartSteps
+                                                         : kPrologueSteps;
 }
 
 // The swapped kernel (swapped.cuh), for up to 16 heads: with 16 heads the 64 rows of the
@@ -130,9 +130,8 @@ struct SmemPlan {
   int kv_stage_bytes;  // one KV tile: block_t rows, swizzled layout
   int kv_bytes;        // stages · kv_stage_bytes
   int prob_bytes;      // P tile, bf16, padded rows (swapped: Pᵀ, swizzled layout)
-  int row_stat_bytes;  // per warpgroup and head row: the half-step max, then the final sum
-                       // (the seesaw: one more row, the maximum handed over; swapped: per
-                       // MMA warp and head)
+  int row_stat_bytes;  // per warpgroup and head row its final sum, and a row of the maximum
+                       // handed over (swapped: per MMA warp and head)
   int barrier_bytes;   // per stage: "tile landed" and "stage free" mbarriers
   int cursor_bytes;    // balanced launches: the MMA warpgroups' and the copy warpgroup's cursor
   int pair_bytes;      // split pairs (decode.cuh, merge_pair): the other CTA's row maxima and
@@ -154,8 +153,8 @@ constexpr SmemPlan plan_smem(VariantShape shape, int d_qk) {
     plan.row_stat_bytes = shape.warps * shape.block_h * 4;
   } else {
     plan.prob_bytes = kBlockH * prob_row_elems(shape.block_t) * 2;
-    // The seesaw adds a row of the maximum a warpgroup hands over with each of its tiles.
-    plan.row_stat_bytes = (uses_seesaw(shape) ? kWarpGroups + 1 : kWarpGroups) * kBlockH * 4;
+    // Per warpgroup its final row sums, and the maximum a warpgroup hands over with its P.
+    plan.row_stat_bytes = (kWarpGroups + 1) * kBlockH * 4;
   }
   plan.barrier_bytes = 2 * shape.stages * 8;
   plan.cursor_bytes = 2 * static_cast<int>(sizeof(balanced::PartsCursor));
