@@ -31,8 +31,6 @@
 #include "kernels/wgmma/tile_copies.cuh"
 #include "kernels/wgmma/traits.h"
 
-
-
 namespace mlalab::kernels::wgmma {
 
 using portable::ldmatrix_x4;
@@ -181,8 +179,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   // columns 2·(lane % 4) and 2·(lane % 4) + 1.
   const int rows[2] = {warp_in_group * 16 + lane / 4, warp_in_group * 16 + lane / 4 + 8};
   const int column_in_block = 2 * (lane % 4);
-  // Q is the K-major A operand, K the K-major B operand (this group's token half, or in the
-  // seesaw the whole tile), V the MN-major B operand (this group's d_v columns) of the same tile.
+  // Q is the K-major A operand, K the K-major B operand (the whole tile), V the MN-major B
+  // operand (this group's d_v columns) of the same tile.
   const int k_steps = p.d_qk / 16;
 
   int ring_tile = 0;  // as the copy warpgroup counts
@@ -316,7 +314,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     store_staged_rows(T::kPairRowElems, rank * T::kGroupColumns, T::kGroupColumns);
   };
 
-  // ---- Epilogue of either schedule: the two groups' row sums meet, normalise and write ----
+  // ---- Epilogue: the two groups' row sums meet, normalise and write ----------------------
   // A split CTA's final rows (bf16) leave through shared memory: its tiles are all consumed by
   // then, so the rows are staged where q's tile was, and written by one bulk copy each. From
   // the accumulators every warp store wrote 16 bytes into each of 8 rows, half a sector each.
@@ -579,9 +577,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       return my_move;
     };
 
-    // The pair order's O += P·V of tile t over this group's columns, and its wait
-    // (accumulators in flight across the loop's joins make ptxas serialize every MMA,
-    // C7514), after which this group's d_v spans of the tile go back.
+    // The pair order's O += P·V of tile t over this group's columns (A = P, B = V of a tile
+    // this group may not have waited for: see `iteration`), and its wait (accumulators in
+    // flight across the loop's joins make ptxas serialize every MMA, C7514), after which this
+    // warp frees the tile's stage.
     const auto add_pv = [&](int t, const std::uint32_t(&p_frag)[T::kPvKSteps][4]) {
       fence_operands();
       accumulate_pv(out_acc, tile_address(t), p_frag);
@@ -706,13 +705,18 @@ __global__ void __launch_bounds__(kThreads, 1)
     // The k-steps of S are a template argument, one loop per layout: a branch between
     // MMAs of one accumulator makes ptxas serialize them.
     const auto walk_tiles = [&]<int kKSteps> {
-      // q lands on tile 0's barrier (its first span's), which group 1's first S (of tile 1)
-      // would not wait for: a TMA copy of q may land after tile 1's.
+      // q lands on tile 0's barrier, which group 1's first S (of tile 1) would not wait for:
+      // a TMA copy of q may land after tile 1's.
       ring.wait_landed(first_tile);
       load_q_fragments();
       if constexpr (kBlockT == 64) {
         // An odd part's first tile goes alone, before the pairs: after them, its code made
         // ptxas spill ~0.9 KB per kind (O's registers assigned apart from the loop's).
+        // KNOWN RACE, to fix (docs/perf-notes.md, version 42): group 0 then hands two tiles
+        // over in a row (0 and 1), and nothing stops its P(1) from overwriting P(0) before
+        // group 1 has read it, nor its two arrivals from completing barrier 3 + w without
+        // group 1. Group 1 waits there from the part's start, long before group 0 reaches its
+        // second hand-off, so no test has seen it; the fix is to give the lone tile to group 1.
         int t = work.steps % 2;
         if (warp_group == 0) {
           if (t == 1) owner_pair.template operator()<kKSteps, false>(0);

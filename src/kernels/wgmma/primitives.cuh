@@ -214,7 +214,7 @@ __device__ __forceinline__ void pin_registers(float (&values)[kCount]) {
   for (int i = 0; i < kCount; ++i) asm volatile("" : "+f"(values[i])::"memory");
 }
 
-// Issues the MMAs of one S (or Sᵀ) over d_qk, the caller waits for them:
+// Issues the MMAs of one Sᵀ (swapped.cuh) over d_qk, the caller waits for them:
 // `score_mma.template operator()<kAccumulate>(k)` issues k-step k. The k-steps both layouts have, then V3's four more
 // (`k_steps` > kCommonKSteps), each a straight run of MMAs: a loop or branch inside one
 // fence…commit span makes ptxas serialize the MMAs. The first overwrites the accumulators.

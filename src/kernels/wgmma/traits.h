@@ -3,15 +3,16 @@
 // feasibility pruning and `mlalab configs` compute the same plan as the kernel without a GPU.
 //
 // Two kernels. decode.cuh is built for H = 128 (compute-bound): 64 heads per CTA (the M of one
-// warpgroup MMA) and two warpgroups that take turns at S = Q·Kᵀ and the softmax of a tile and
-// split O = P·V by d_v columns, so each thread keeps 128 fp32 accumulators of O; the
-// constants below up to the swapped kernel's are its own (swapped.cuh takes its counts from
-// SwappedTraits only: a bar.sync counted with these would hang it). swapped.cuh, for up to
-// 16 heads, is described with its constants below. In both a further warpgroup only copies:
-// partial tiles by cp.async, whose issue stalls for as long as the memory system is busy
-// (warps of their own keep those stalls off the tensor cores' critical path), and q and every
-// whole KV tile with one TMA copy each, which one thread issues (tensor_maps.h; where the
-// driver cannot encode a map, those copies fall back to cp.async).
+// warpgroup MMA) and two warpgroups that take turns at S = Q·Kᵀ and the softmax of a tile (the
+// seesaw: one's softmax runs under the other's MMAs; at block_t 64, where only two stages fit,
+// in pairs of tiles, docs/perf-notes.md version 42) and split O = P·V by d_v columns, so each
+// thread keeps 128 fp32 accumulators of O; the constants below up to the swapped kernel's are
+// its own (swapped.cuh takes its counts from SwappedTraits only: a bar.sync counted with these
+// would hang it). swapped.cuh, for up to 16 heads, is described with its constants below. In
+// both a further warpgroup only copies: partial tiles by cp.async, whose issue stalls for as
+// long as the memory system is busy (warps of their own keep those stalls off the tensor cores'
+// critical path), and q and every whole KV tile with one TMA copy each, which one thread issues
+// (tensor_maps.h; where the driver cannot encode a map, those copies fall back to cp.async).
 #include "core/kernel_config.h"
 #include "core/layout.h"
 #include "kernels/balanced_partition.h"
@@ -76,19 +77,12 @@ static_assert(kCommonKSteps <= kMaxKSteps);
 // (both kernels): O, rescaled whenever it moves, rarely is, and P stays at most 2^8.
 constexpr float kMaxGrowthLog2 = 8.0f;
 
-// How the two MMA warpgroups share a part's tiles (decode.cuh), the seesaw: tiles alternate
-// between the warpgroups for S = Q·Kᵀ and the softmax, and each hands its P and running
-// maximum to the other, which adds that tile's P·V to its half of the d_v columns; one
-// warpgroup's softmax then runs while the other's MMAs keep the tensor cores busy. At block_t
-// 32 each group's iteration is its tile and the other's tile before it. At block_t 64 only
-// two stages fit, so tiles go in pairs whose P·Vs are issued as soon as each P exists: the
-// stage is free mid-pair (docs/perf-notes.md, version 42).
-
-// What starting a part costs a balanced worker of the kernel above, in its steps
+// What starting a part costs a balanced worker of the kernel above at block_t 32, in its steps
 // (balanced_partition.h's start_cost): q's 72 KB loaded once the part before has drained, the
-// first tiles, the part's result rows. That is ~6 µs whatever block_t: 2.2-2.7 of 64-token
-// steps (docs/perf-notes.md, version 21), ~6 of the 32-token ones (a sweep of 1-8 on mixed
-// lengths, version 40). The other kernels take the split heuristic's kPrologueSteps.
+// first tiles, the part's result rows, ~6 µs: ~6 of its 32-token steps (a sweep of 1-8 on
+// mixed lengths, docs/perf-notes.md, version 40). Every other kernel, block_t 64 among them,
+// takes the split heuristic's kPrologueSteps (2.2-2.7 of 64-token steps when they ran the
+// lockstep schedule, version 21; not re-measured for the pair order).
 constexpr int kSeesawPartStartSteps = 6;
 constexpr int part_start_steps(VariantShape shape) {
   return shape.block_h == kBlockH && shape.block_t == 32 ? kSeesawPartStartSteps
