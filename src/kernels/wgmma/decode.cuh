@@ -586,12 +586,19 @@ __global__ void __launch_bounds__(kThreads, 1)
       accumulate_pv(out_acc, tile_address(t), p_frag);
       commit_group();
     };
-    const auto pv_done = [&](int t) {
+    const auto wait_pv = [&] {
       wait_group<0>();
 #pragma unroll
       for (int tile = 0; tile < T::kPvTiles; ++tile) pin_registers(out_acc[tile]);
       __syncwarp();
+    };
+    const auto pv_done = [&](int t) {
+      wait_pv();
       release(t);
+    };
+    // O to a moved maximum, where any row of the warp's moved (nothing may be in flight).
+    const auto rescale_if_moved = [&](bool moved, const float (&factor)[2]) {
+      if (__any_sync(0xffffffffu, moved)) rescale_out(out_acc, factor);
     };
 
     // ---- block_t 32: iteration t of this group --------------------------------------------
@@ -625,19 +632,14 @@ __global__ void __launch_bounds__(kThreads, 1)
       // over, and a proxy fence anywhere on the causality path from the copy to the read
       // orders them (PTX memory model). A wait of its own cost 1-2 % (results
       // 2026-12-02-h200-handoff).
-      if constexpr (kTheirs) {
-        if (__any_sync(0xffffffffu, moved)) rescale_out(out_acc, factor);
-      }
+      if constexpr (kTheirs) rescale_if_moved(moved, factor);
       fence_operands();
       if constexpr (kTheirs) accumulate_pv(out_acc, tile_address(t - 1), their_p);
       if constexpr (kMine) accumulate_pv(out_acc, tile_address(t), my_p);
       commit_group();
       // Waited for here, not under the next iteration's S (C7514). Their stages go back at
       // once.
-      wait_group<0>();
-#pragma unroll
-      for (int tile = 0; tile < T::kPvTiles; ++tile) pin_registers(out_acc[tile]);
-      __syncwarp();
+      wait_pv();
       if constexpr (kTheirs) release(t - 1);
       if constexpr (kMine) release(t);
     };
@@ -659,16 +661,14 @@ __global__ void __launch_bounds__(kThreads, 1)
       std::uint32_t my_p[T::kPvKSteps][4];
       float my_factor[2] = {1.0f, 1.0f};
       float factor[2] = {1.0f, 1.0f};
-      if (__any_sync(0xffffffffu, softmax_tile(scores, t, my_p, my_factor, factor))) {
-        rescale_out(out_acc, factor);
-      }
+      rescale_if_moved(softmax_tile(scores, t, my_p, my_factor, factor), factor);
       add_pv(t, my_p);
       if constexpr (kNext) {
         std::uint32_t their_p[T::kPvKSteps][4];
         float their_factor[2] = {1.0f, 1.0f};
         const bool moved = take_hand_off(their_p, their_factor);
         pv_done(t);
-        if (__any_sync(0xffffffffu, moved)) rescale_out(out_acc, their_factor);
+        rescale_if_moved(moved, their_factor);
         add_pv(t + 1, their_p);
         pv_done(t + 1);
       } else {
@@ -685,7 +685,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       // S(t + 1) done before O is touched: ptxas waits for every MMA in flight before an
       // access to any accumulator (C7517).
       wait_group<0>();
-      if (__any_sync(0xffffffffu, moved)) rescale_out(out_acc, factor);
+      rescale_if_moved(moved, factor);
       add_pv(t, their_p);
       if constexpr (kMine) {
         // O += P(t)·V(t) stays in flight under the softmax.
@@ -694,7 +694,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         float unused[2] = {1.0f, 1.0f};
         const bool my_move = softmax_tile(scores, t + 1, my_p, my_factor, unused);
         pv_done(t);
-        if (__any_sync(0xffffffffu, my_move)) rescale_out(out_acc, my_factor);
+        rescale_if_moved(my_move, my_factor);
         add_pv(t + 1, my_p);
         pv_done(t + 1);
       } else {

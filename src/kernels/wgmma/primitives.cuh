@@ -352,10 +352,6 @@ __device__ __forceinline__ void mma_m64n64k16_rs(float (&d)[32], const std::uint
   }
 #undef MLALAB_WGMMA_RS_N64_ASM
 }
-#undef MLALAB_READ_WRITE
-#undef MLALAB_WRITE
-#undef MLALAB_WGMMA_N64_OUT
-#undef MLALAB_WGMMA_N64_REGS
 
 // d (64×64 fp32; 32 per thread) += A (64×16 from registers, the m16n8k16 A fragment of each
 // warp's 16 rows) · B (16 tokens × 64 columns, MN-major descriptor: transposed).
@@ -364,18 +360,15 @@ __device__ __forceinline__ void mma_m64n64k16_rs_transposed_b(float (&d)[32],
                                                               std::uint64_t b_desc) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {" MLALAB_WGMMA_N64_REGS "}, "
       "{%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]),
-        "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]),
-        "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
-        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]),
-        "+f"(d[31])
+      : MLALAB_WGMMA_N64_OUT(MLALAB_READ_WRITE)
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(1));
 }
+#undef MLALAB_READ_WRITE
+#undef MLALAB_WRITE
+#undef MLALAB_WGMMA_N64_OUT
+#undef MLALAB_WGMMA_N64_REGS
 
 #undef MLALAB_WGMMA_SS_ASM
 
