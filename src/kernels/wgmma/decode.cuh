@@ -378,7 +378,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   // ---- The seesaw (traits.h) ---------------------------------------------------------------
   // The tiles of a part alternate between the warpgroups (block_t 32: tile t is group t % 2's;
-  // 64: an odd part's first tile is group 0's, then each pair's first group 0's and second
+  // 64: an odd part's first tile is group 1's, then each pair's first group 0's and second
   // group 1's). A tile's group computes S = Q·Kᵀ over all its tokens, moves the running maximum
   // on from the one after the tile before, and hands P and the new maximum to the other
   // warpgroup; both then add the tile's P·V to their d_v columns. Warp w
@@ -710,19 +710,16 @@ __global__ void __launch_bounds__(kThreads, 1)
       ring.wait_landed(first_tile);
       load_q_fragments();
       if constexpr (kBlockT == 64) {
-        // An odd part's first tile goes alone, before the pairs: after them, its code made
-        // ptxas spill ~0.9 KB per kind (O's registers assigned apart from the loop's).
-        // KNOWN RACE, to fix (docs/perf-notes.md, version 42): group 0 then hands two tiles
-        // over in a row (0 and 1), and nothing stops its P(1) from overwriting P(0) before
-        // group 1 has read it, nor its two arrivals from completing barrier 3 + w without
-        // group 1. Group 1 waits there from the part's start, long before group 0 reaches its
-        // second hand-off, so no test has seen it; the fix is to give the lone tile to group 1.
+        // An odd part's first tile goes alone, before the pairs (after them, its code made
+        // ptxas spill ~0.9 KB per kind: O's registers assigned apart from the loop's), and is
+        // group 1's: the hand-offs then alternate from the part's first tile on, which is what
+        // lets P and the maximum share one buffer each and a named barrier carry one group's.
         int t = work.steps % 2;
         if (warp_group == 0) {
-          if (t == 1) owner_pair.template operator()<kKSteps, false>(0);
+          if (t == 1) other_pair.template operator()<kKSteps, false>(0);
           for (; t < work.steps; t += 2) owner_pair.template operator()<kKSteps, true>(t);
         } else {
-          if (t == 1) other_pair.template operator()<kKSteps, false>(0);
+          if (t == 1) owner_pair.template operator()<kKSteps, false>(0);
           for (; t < work.steps; t += 2) other_pair.template operator()<kKSteps, true>(t);
         }
       } else {
