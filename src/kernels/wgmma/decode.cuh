@@ -103,12 +103,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   float* row_stats = reinterpret_cast<float*>(smem_base + plan.q_bytes + plan.kv_bytes +
                                               plan.prob_bytes);
   // The ring's barriers (tile_copies.cuh); the 8 MMA warps free a stage.
-  const std::uint32_t tile_landed =
-      q_tile + plan.q_bytes + plan.kv_bytes + plan.prob_bytes + plan.row_stat_bytes;
-  const std::uint32_t stage_free = tile_landed + kStages * 8;
-  const TileRing<kStages> ring{.q_tile = q_tile, .kv_tiles = kv_tiles, .tile_landed = tile_landed,
-                      .stage_free = stage_free, .q_bytes = plan.q_bytes,
-                      .kv_stage_bytes = plan.kv_stage_bytes};
+  const TileRing<kStages> ring(
+      q_tile, kv_tiles,
+      q_tile + plan.q_bytes + plan.kv_bytes + plan.prob_bytes + plan.row_stat_bytes,
+      plan.q_bytes, plan.kv_stage_bytes);
   // A split pair's exchange (merge_pair): the other CTA's row maximum and sum per head row, and
   // the barriers its arrivals complete: its stats landed, its share of this CTA's rows landed.
   const int pair_offset = plan.q_bytes + plan.kv_bytes + plan.prob_bytes + plan.row_stat_bytes +
@@ -427,7 +425,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     const auto tile_address = [&](int t) { return kv_tiles + stage_of(t) * plan.kv_stage_bytes; };
     // This warp's MMAs on tile t are done: one of the stage's 8 arrivals.
     const auto release = [&](int t) {
-      if (lane == 0) mbarrier_arrive(stage_free + stage_of(t) * 8);
+      if (lane == 0) mbarrier_arrive(ring.stage_free + stage_of(t) * 8);
     };
     // P (bf16 pairs) times a factor per row half, for the rare tile that moves the maximum.
     const auto rescale_probs = [](std::uint32_t(&p_frag)[T::kPvKSteps][4],
@@ -443,11 +441,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     };
 
-    // S = Q·Kᵀ of tile t over all its tokens (N = block_t), once it has landed: q's first
-    // k-steps from registers, the rest from shared memory. No zeroing: the first MMA
-    // overwrites. Committed, not waited for.
+    // S = Q·Kᵀ of tile t over all its tokens (N = block_t), its k-steps issued as the tile's
+    // two pieces land (tile_copies.cuh): q's first k-steps from registers, the rest from
+    // shared memory. No zeroing: the first MMA overwrites. Committed, not waited for.
     const auto issue_scores = [&]<int kKSteps>(float (&scores)[kBlockT / 2], int t) {
-      ring.wait_landed(first_tile + t);
+      constexpr int kFirstKSteps = kv_box_spans(kKSteps / kKStepsPerSpan) * kKStepsPerSpan;
+      static_assert(kQFragmentKSteps <= kFirstKSteps);
+      ring.wait_first_landed(first_tile + t);
       const int stage = stage_of(t);
       const std::uint32_t kv_tile = tile_address(t);
       // q's descriptor from the tile address, which ptxas keeps in a uniform register
@@ -488,13 +488,17 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
       }
 #pragma unroll
-      for (int k = kQFragmentKSteps; k < kKSteps; ++k) {
+      for (int k = kQFragmentKSteps; k < kFirstKSteps; ++k) {
         if (k == 0) {
           score_ss.template operator()<false>(k);
         } else {
           score_ss.template operator()<true>(k);
         }
       }
+      ring.wait_rest_landed(first_tile + t);
+      fence_operands();  // what ptxas would inject after the wait's branch (C7519)
+#pragma unroll
+      for (int k = kFirstKSteps; k < kKSteps; ++k) score_ss.template operator()<true>(k);
       commit_group();
     };
 
@@ -707,7 +711,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     const auto walk_tiles = [&]<int kKSteps> {
       // q lands on tile 0's barrier, which group 1's first S (of tile 1) would not wait for:
       // a TMA copy of q may land after tile 1's.
-      ring.wait_landed(first_tile);
+      ring.wait_first_landed(first_tile);
       load_q_fragments();
       if constexpr (kBlockT == 64) {
         // An odd part's first tile goes alone, before the pairs (after them, its code made

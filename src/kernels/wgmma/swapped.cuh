@@ -82,11 +82,8 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
   // [MMA warp][head]: each warp's maxima of the tile, later its row sums.
   float* head_stats =
       reinterpret_cast<float*>(smem_base + plan.q_bytes + plan.kv_bytes + plan.prob_bytes);
-  const std::uint32_t tile_landed = probs + plan.prob_bytes + plan.row_stat_bytes;
-  const std::uint32_t stage_free = tile_landed + kStages * 8;
-  const TileRing<kStages> ring{.q_tile = q_tile, .kv_tiles = kv_tiles, .tile_landed = tile_landed,
-                      .stage_free = stage_free, .q_bytes = plan.q_bytes,
-                      .kv_stage_bytes = plan.kv_stage_bytes};
+  const TileRing<kStages> ring(q_tile, kv_tiles, probs + plan.prob_bytes + plan.row_stat_bytes,
+                               plan.q_bytes, plan.kv_stage_bytes);
 
   using Parts = CtaParts<T::kBlockH, T::kBlockT, T::kThreads, kBalanced>;
   CtaWork work{};
@@ -260,7 +257,7 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
 #pragma unroll
       for (int tile = 0; tile < T::kOutTiles; ++tile) pin_registers(out_acc[tile]);
       __syncwarp();
-      if (lane == 0) mbarrier_arrive(stage_free + stage * 8);
+      if (lane == 0) mbarrier_arrive(ring.stage_free + stage * 8);
     }
 
     // ---- Epilogue: the warps' row sums meet, normalise and write ----------------------------

@@ -16,9 +16,9 @@ bool tma_expressible(std::int64_t bytes) {
 
 // The four-dimensional view of tensor_maps.h over `base`: `rows` rows of `d_qk` bf16,
 // `row_stride` elements apart, `outer` times, `outer_stride` elements apart; boxes of
-// `box_rows` rows.
+// `box_rows` rows and `box_spans` spans (0: all of a row's).
 bool encode_span_tiles(const bf16* base, int d_qk, int rows, std::int64_t row_stride, int outer,
-                       std::int64_t outer_stride, int box_rows, CUtensorMap* map) {
+                       std::int64_t outer_stride, int box_rows, int box_spans, CUtensorMap* map) {
   const std::int64_t row_bytes = row_stride * 2;
   const std::int64_t outer_bytes = outer_stride * 2;
   if (rows < 1 || outer < 1 || d_qk % kSpanElems != 0 || !tma_expressible(row_bytes) ||
@@ -32,7 +32,8 @@ bool encode_span_tiles(const bf16* base, int d_qk, int rows, std::int64_t row_st
                               static_cast<cuuint64_t>(outer)};
   const cuuint64_t strides[3] = {static_cast<cuuint64_t>(row_bytes), kSpanBytes,
                                  static_cast<cuuint64_t>(outer_bytes)};
-  const cuuint32_t box[4] = {kSpanElems, static_cast<cuuint32_t>(box_rows), spans, 1};
+  const cuuint32_t box[4] = {kSpanElems, static_cast<cuuint32_t>(box_rows),
+                             box_spans > 0 ? static_cast<cuuint32_t>(box_spans) : spans, 1};
   const cuuint32_t element_strides[4] = {1, 1, 1, 1};
   return encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<bf16*>(base), dims,
                 strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
@@ -59,12 +60,13 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 bool encode_kv_tile_map(const DecodeParams& params, int tile_rows, CUtensorMap* map) {
   return params.page_size >= tile_rows &&
          encode_span_tiles(params.kv_cache, params.d_qk, params.page_size, params.kv_row_stride,
-                           params.num_pages, params.kv_page_stride, tile_rows, map);
+                           params.num_pages, params.kv_page_stride, tile_rows,
+                           kv_box_spans(params.d_qk / kSpanElems), map);
 }
 
 bool encode_q_tile_map(const DecodeParams& params, int block_h, CUtensorMap* map) {
   return encode_span_tiles(params.q, params.d_qk, params.num_heads, params.q_head_stride,
-                           params.batch, params.q_batch_stride, block_h, map);
+                           params.batch, params.q_batch_stride, block_h, 0, map);
 }
 
 }  // namespace mlalab::kernels::wgmma

@@ -1,11 +1,12 @@
 #pragma once
 // q and the KV cache as tensor maps for the tensor memory accelerator (TMA): the wgmma family's
-// copy warpgroup then moves a whole tile with one instruction instead of 16-byte cp.async per
-// thread (docs/perf-notes.md, versions 27 and 28). Both views have four dimensions, innermost
-// first: the 64 columns of a 128-byte span, rows (a page's tokens, or a sequence's heads), the
-// row's spans, and the outermost index (pages, or sequences). One box, [64, tile rows, spans,
-// 1], lands in shared memory as traits.h's 128-byte-swizzled tile: span after span, rows 128
-// bytes apart, the 16-byte unit u of row r at u ^ (r % 8). The spans' stride (128 bytes) is
+// copy warpgroup then moves a tile with a few instructions instead of 16-byte cp.async per
+// thread (docs/perf-notes.md, versions 27, 28 and 43). Both views have four dimensions,
+// innermost first: the 64 columns of a 128-byte span, rows (a page's tokens, or a sequence's
+// heads), the row's spans, and the outermost index (pages, or sequences). A box, [64, tile
+// rows, spans (q: all of them), 1], lands in shared memory as that part of traits.h's
+// 128-byte-swizzled tile: span after span, rows 128 bytes apart, the 16-byte unit u of row r
+// at u ^ (r % 8). The spans' stride (128 bytes) is
 // below the rows', which the driver accepts (tests/kernels/tma_page_layout_gpu_test.cu checks
 // the layout on the GPU). Rows past the view's end land as zeros, their bytes still counted.
 #include <cuda.h>
@@ -19,7 +20,8 @@ namespace mlalab::kernels::wgmma {
 // nullptr where the driver has none.
 PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder();
 
-// Encodes the map of `params`' cache with boxes of `tile_rows` rows. False, leaving every KV
+// Encodes the map of `params`' cache with boxes of `tile_rows` rows and kv_box_spans spans
+// (traits.h: a tile is copied as a few boxes, landing in two pieces). False, leaving every KV
 // copy to cp.async, where a box cannot be a tile: a page shorter than the tile, strides or a
 // base address that TMA cannot express, or no encoder.
 bool encode_kv_tile_map(const DecodeParams& params, int tile_rows, CUtensorMap* map);

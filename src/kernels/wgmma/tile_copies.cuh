@@ -68,13 +68,15 @@ __device__ __forceinline__ void copy_tile_async(
 }
 
 // The family's kernel parameter: DecodeArgs and, where the call allows them, the KV cache and
-// q as tensor maps whose box is one tile (tensor_maps.h).
+// q as tensor maps whose box is a tile's first spans or q's tile (tensor_maps.h).
 struct WgmmaArgs {
   CUtensorMap kv_tile_map;  // first: TMA wants the maps 64-byte aligned
   CUtensorMap q_tile_map;
   DecodeArgs decode;
   bool tiles_by_tma;  // false: every tile by cp.async
   bool q_by_tma;      // false: q by cp.async
+  int kv_box_spans;   // traits.h's kv_box_spans of the layout: a kernel parameter, so that the
+                      // copy warpgroup's 40 registers need not compute it (ptxas spilled)
 };
 
 // The kernel parameter of a launch: `args` and the maps of q (boxes of `block_h` heads) and of
@@ -82,43 +84,70 @@ struct WgmmaArgs {
 inline WgmmaArgs with_tile_maps(const DecodeParams& params, const DecodeArgs& args, int block_h,
                                 int block_t) {
   WgmmaArgs kernel_args{.kv_tile_map = {}, .q_tile_map = {}, .decode = args,
-                        .tiles_by_tma = false, .q_by_tma = false};
+                        .tiles_by_tma = false, .q_by_tma = false,
+                        .kv_box_spans = kv_box_spans(params.d_qk / kSpanElems)};
   kernel_args.tiles_by_tma = encode_kv_tile_map(params, block_t, &kernel_args.kv_tile_map);
   kernel_args.q_by_tma = encode_q_tile_map(params, block_h, &kernel_args.q_tile_map);
   return kernel_args;
 }
 
-// Shared-memory addresses of q's tile, the ring's kStages stages and their barriers:
-// tile_landed[stage] (the 128 copy threads arrive when their copies land; TMA copies complete
-// their bytes on it), stage_free[stage] (every MMA warp arrives when done reading the stage),
-// and after them a balanced launch's two cursors.
+// Shared-memory addresses of q's tile, the ring's kStages stages and their barriers, from
+// `barriers` on: tile_landed[stage] (a tile's first kv_box_spans spans: the 128 copy threads
+// arrive when their cp.async copies land, a TMA tile's first box and a part's q by TMA
+// complete their bytes on it), rest_landed[stage] (the rest: the 128 copy threads arrive at
+// once, a TMA tile's other boxes complete their bytes on it), stage_free[stage] (every MMA
+// warp arrives when done reading the stage), and after them a balanced launch's two cursors.
+// A tile by cp.async lands whole on tile_landed, so rest_landed means something only after
+// it. (The copy threads all arrive on rest_landed, where the issuing thread alone would do:
+// its branch made ptxas spill in the copy warpgroup's 40 registers.)
 template <int kStages>
 struct TileRing {
   std::uint32_t q_tile;
   std::uint32_t kv_tiles;
   std::uint32_t tile_landed;
+  std::uint32_t rest_landed;
   std::uint32_t stage_free;
   int q_bytes;
   int kv_stage_bytes;
+
+  __device__ TileRing(std::uint32_t q_tile, std::uint32_t kv_tiles, std::uint32_t barriers,
+                      int q_bytes, int kv_stage_bytes)
+      : q_tile(q_tile),
+        kv_tiles(kv_tiles),
+        tile_landed(barriers),
+        rest_landed(barriers + kStages * 8),
+        stage_free(barriers + 2 * kStages * 8),
+        q_bytes(q_bytes),
+        kv_stage_bytes(kv_stage_bytes) {}
 
 #ifdef MLALAB_WGMMA_AVAILABLE
   // By one thread, before the CTA's first barrier.
   __device__ void init_barriers(int mma_warps) const {
     for (int stage = 0; stage < kStages; ++stage) {
       mbarrier_init(tile_landed + stage * 8, kCopyThreads);
+      mbarrier_init(rest_landed + stage * 8, kCopyThreads);
       mbarrier_init(stage_free + stage * 8, mma_warps);
     }
-    // The TMA copies complete their bytes on tile_landed through the async proxy.
+    // The TMA copies complete their bytes on the landed barriers through the async proxy.
     fence_async_proxy();
   }
 
-  // The MMA warps' wait for tile `ring_index` of the ring. Partial tiles (and q, where no
-  // tensor map could be encoded) come by cp.async, through the generic proxy, and the tensor
-  // cores read through the async proxy, hence the fence; it also orders those writes before
-  // the next TMA copy into the stage, whose issuer does not fence.
-  __device__ void wait_landed(int ring_index) const {
+  // The MMA warps' wait for the first spans of tile `ring_index` of the ring (and for all of
+  // a tile by cp.async). Partial tiles (and q, where no tensor map could be encoded) come by
+  // cp.async, through the generic proxy, and the tensor cores read through the async proxy,
+  // hence the fence; it also orders those writes before the next TMA copy into the stage,
+  // whose issuer does not fence.
+  __device__ void wait_first_landed(int ring_index) const {
     mbarrier_wait(tile_landed + ring_index % kStages * 8, ring_index / kStages % 2);
     fence_async_proxy();
+  }
+  // The rest of the tile, after wait_first_landed (the async proxy's writes only: no fence).
+  __device__ void wait_rest_landed(int ring_index) const {
+    mbarrier_wait(rest_landed + ring_index % kStages * 8, ring_index / kStages % 2);
+  }
+  __device__ void wait_landed(int ring_index) const {
+    wait_first_landed(ring_index);
+    wait_rest_landed(ring_index);
   }
 #endif
 
@@ -209,10 +238,20 @@ __device__ __forceinline__ void run_copy_warpgroup(const WgmmaArgs& kernel_args,
           // generic proxy): the MMA threads that waited for that tile fenced then (after
           // their wait for it), and the stage is free only after their arrival, so a fence
           // lies on the path from those writes to this one (PTX memory model).
-          mbarrier_expect_tx(ring.tile_landed + stage * 8, ring.kv_stage_bytes);
-          tma_load_4d(tile, &kernel_args.kv_tile_map, 0,
-                      tile_token & ((1 << args.page_shift) - 1), 0,
-                      page_valid ? next_page : p.num_pages, ring.tile_landed + stage * 8);
+          // The first box on tile_landed, the others on rest_landed, in the order S reads them.
+          const int page = page_valid ? next_page : p.num_pages;
+          const int page_row = tile_token & ((1 << args.page_shift) - 1);
+          const int box_spans = kernel_args.kv_box_spans;
+          const int box_bytes = box_spans * span_stride_bytes(kBlockT);
+          const std::uint32_t first_landed = ring.tile_landed + stage * 8;
+          const std::uint32_t rest_landed = ring.rest_landed + stage * 8;
+          mbarrier_expect_tx(first_landed, box_bytes);
+          tma_load_4d(tile, &kernel_args.kv_tile_map, 0, page_row, 0, page, first_landed);
+          mbarrier_expect_tx(rest_landed, ring.kv_stage_bytes - box_bytes);
+          for (int span = box_spans; span * kSpanElems < p.d_qk; span += box_spans) {
+            tma_load_4d(tile + span * span_stride_bytes(kBlockT), &kernel_args.kv_tile_map, 0,
+                        page_row, span, page, rest_landed);
+          }
           next_page = tile_page(step + 1);  // the next tile's, read a tile ahead
         }
       } else {
@@ -222,6 +261,7 @@ __device__ __forceinline__ void run_copy_warpgroup(const WgmmaArgs& kernel_args,
       // first tile, where q goes by cp.async). The issuing thread's expect_tx precedes its
       // own arrival, so the phase cannot complete before the TMA copies' bytes have landed.
       mbarrier_arrive_on_copies(ring.tile_landed + stage * 8);
+      mbarrier_arrive(ring.rest_landed + stage * 8);
     }
   };
   if constexpr (kBalanced) {
