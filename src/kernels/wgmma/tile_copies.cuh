@@ -75,8 +75,8 @@ struct WgmmaArgs {
   DecodeArgs decode;
   bool tiles_by_tma;  // false: every tile by cp.async
   bool q_by_tma;      // false: q by cp.async
-  int kv_box_spans;   // traits.h's kv_box_spans of the layout: a kernel parameter, so that the
-                      // copy warpgroup's 40 registers need not compute it (ptxas spilled)
+  int kv_box_spans;   // traits.h's kv_box_spans of the layout, which the copy warpgroup (40
+                      // registers) reads rather than computes from d_qk
 };
 
 // The kernel parameter of a launch: `args` and the maps of q (boxes of `block_h` heads) and of
@@ -258,8 +258,9 @@ __device__ __forceinline__ void run_copy_warpgroup(const WgmmaArgs& kernel_args,
         copy_tile_async<kBlockT>(tile, p.d_qk, p.kv_cache, sources);
       }
       // Counts this thread's cp.async copies since its last arrival (q's too, with a part's
-      // first tile, where q goes by cp.async). The issuing thread's expect_tx precedes its
-      // own arrival, so the phase cannot complete before the TMA copies' bytes have landed.
+      // first tile, where q goes by cp.async); the arrival on rest_landed is at once. The
+      // issuing thread's expect_tx precede its own arrivals, so neither phase can complete
+      // before its TMA boxes' bytes have landed.
       mbarrier_arrive_on_copies(ring.tile_landed + stage * 8);
       mbarrier_arrive(ring.rest_landed + stage * 8);
     }
