@@ -6,9 +6,9 @@
 // heads), the row's spans, and the outermost index (pages, or sequences). A box, [64, tile
 // rows, spans (q: all of them), 1], lands in shared memory as that part of traits.h's
 // 128-byte-swizzled tile: span after span, rows 128 bytes apart, the 16-byte unit u of row r
-// at u ^ (r % 8). The spans' stride (128 bytes) is
-// below the rows', which the driver accepts (tests/kernels/tma_page_layout_gpu_test.cu checks
-// the layout on the GPU). Rows past the view's end land as zeros, their bytes still counted.
+// at u ^ (r % 8). The spans' stride (128 bytes) is below the rows', which the driver accepts
+// (tests/kernels/tma_page_layout_gpu_test.cu checks the layout on the GPU). Rows past the
+// view's end land as zeros, their bytes still counted.
 #include <cuda.h>
 #include <cudaTypedefs.h>
 

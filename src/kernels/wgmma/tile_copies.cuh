@@ -68,7 +68,7 @@ __device__ __forceinline__ void copy_tile_async(
 }
 
 // The family's kernel parameter: DecodeArgs and, where the call allows them, the KV cache and
-// q as tensor maps whose box is a tile's first spans or q's tile (tensor_maps.h).
+// q as tensor maps whose box is kv_box_spans spans of a KV tile, or q's tile (tensor_maps.h).
 struct WgmmaArgs {
   CUtensorMap kv_tile_map;  // first: TMA wants the maps 64-byte aligned
   CUtensorMap q_tile_map;
@@ -259,8 +259,8 @@ __device__ __forceinline__ void run_copy_warpgroup(const WgmmaArgs& kernel_args,
       }
       // Counts this thread's cp.async copies since its last arrival (q's too, with a part's
       // first tile, where q goes by cp.async); the arrival on rest_landed is at once. The
-      // issuing thread's expect_tx precede its own arrivals, so neither phase can complete
-      // before its TMA boxes' bytes have landed.
+      // issuing thread's two expect_tx precede its own arrivals, so neither phase can
+      // complete before its TMA boxes' bytes have landed.
       mbarrier_arrive_on_copies(ring.tile_landed + stage * 8);
       mbarrier_arrive(ring.rest_landed + stage * 8);
     }
