@@ -74,19 +74,19 @@ TEST(PlannedUsage, V4IsSmallerThanV3) {
 }
 
 // The wgmma family's plan: q and KV tiles unpadded (128-byte-swizzled layout), P rows padded by 8,
-// one float per head row and warpgroup and one of the maximum handed over, three 8-byte mbarriers
-// per stage (a tile's first spans landed, the rest landed, the stage free), two 16-byte cursors (a balanced launch's MMA and copy warpgroups walk their parts
-// apart), and a split pair's exchange (the other CTA's maximum and sum per head row, two 8-byte
-// mbarriers).
-//   wgmma_h64_t64_w8_s2, V3: 64 × 576 × 2 + 2 × 64 × 576 × 2 + 64 × 72 × 2 + 3 × 64 × 4 + 3 × 2 × 8
+// one float per head row and warpgroup and one of the maximum handed over, four 8-byte mbarriers
+// per stage (a tile's first piece landed, the rest landed, each piece free), two 16-byte
+// cursors (a balanced launch's MMA and copy warpgroups walk their parts apart), and a split
+// pair's exchange (the other CTA's maximum and sum per head row, two 8-byte mbarriers).
+//   wgmma_h64_t64_w8_s2, V3: 64 × 576 × 2 + 2 × 64 × 576 × 2 + 64 × 72 × 2 + 3 × 64 × 4 + 4 × 2 × 8
 //                            + 2 × 16 + 64 × 8 + 2 × 8
-//                          = 73,728 + 147,456 + 9,216 + 768 + 48 + 32 + 528 = 231,776: fits
+//                          = 73,728 + 147,456 + 9,216 + 768 + 64 + 32 + 528 = 231,792: fits
 //                          the H200's 232,448. Threads: 8 MMA warps and a copy warpgroup.
 TEST(PlannedUsage, WgmmaFamilyPlanAndArchitecture) {
   const VariantShape wgmma_t64_s2{.family = KernelFamily::kWgmma,
                                   .block_h = 64, .block_t = 64, .warps = 8, .stages = 2};
   const auto usage = planned_usage(wgmma_t64_s2, kV3Dqk);
-  EXPECT_EQ(usage.smem_bytes, 231776);
+  EXPECT_EQ(usage.smem_bytes, 231792);
   EXPECT_EQ(usage.threads, 384);
   EXPECT_EQ(usage.required_compute_capability, 90);
   EXPECT_EQ(planned_usage(shape(16, 32, 4, 2), kV3Dqk).required_compute_capability, 0);
@@ -101,32 +101,32 @@ TEST(PlannedUsage, WgmmaFamilyPlanAndArchitecture) {
   const auto verdict = judge(on_gpu, limits, std::nullopt);
   EXPECT_FALSE(verdict.feasible);
   EXPECT_EQ(verdict.reason,
-            "needs 231,776 B of shared memory, limit 101,376 B (the GPU's opt-in limit); "
+            "needs 231,792 B of shared memory, limit 101,376 B (the GPU's opt-in limit); "
             "needs sm_90a (wgmma), this GPU is sm_120");
 }
 
 // The swapped wgmma kernel's plan (16 heads, 64-token tiles, one MMA warpgroup): q of 16 rows,
 // Pᵀ as one unpadded span (16 heads × 64 tokens), a float per MMA warp and head, barriers and
 // cursors as above.
-//   wgmma_h16_t64_w4_s2, V3: 16 × 576 × 2 + 2 × 64 × 576 × 2 + 16 × 64 × 2 + 4 × 16 × 4 + 3 × 2 × 8
+//   wgmma_h16_t64_w4_s2, V3: 16 × 576 × 2 + 2 × 64 × 576 × 2 + 16 × 64 × 2 + 4 × 16 × 4 + 4 × 2 × 8
 //                            + 2 × 16
-//                          = 18,432 + 147,456 + 2,048 + 256 + 48 + 32 = 168,272.
-//   wgmma_h16_t64_w4_s3, V3: + 73,728 + 24 = 242,024: over the H200's 232,448, so three stages
+//                          = 18,432 + 147,456 + 2,048 + 256 + 64 + 32 = 168,288.
+//   wgmma_h16_t64_w4_s3, V3: + 73,728 + 32 = 242,048: over the H200's 232,448, so three stages
 //                            are pruned there; V4 (512-wide rows): 16,384 + 196,608 + 2,048 +
-//                            256 + 72 + 32 = 215,400 fits. Threads: 4 MMA warps and a copy
+//                            256 + 96 + 32 = 215,424 fits. Threads: 4 MMA warps and a copy
 //                            warpgroup.
 TEST(PlannedUsage, WgmmaSwappedPlanThreeStagesFitV4Only) {
   const auto swapped = [](int stages) {
     return VariantShape{.family = KernelFamily::kWgmma,
                         .block_h = 16, .block_t = 64, .warps = 4, .stages = stages};
   };
-  EXPECT_EQ(planned_usage(swapped(2), kV3Dqk).smem_bytes, 168272);
+  EXPECT_EQ(planned_usage(swapped(2), kV3Dqk).smem_bytes, 168288);
   EXPECT_EQ(planned_usage(swapped(2), kV3Dqk).threads, 256);
   const auto v3 = judge(planned_usage(swapped(3), kV3Dqk), std::nullopt, kH200Optin);
   EXPECT_FALSE(v3.feasible);
-  EXPECT_EQ(v3.reason, "needs 242,024 B of shared memory, limit 232,448 B (requested limit)");
+  EXPECT_EQ(v3.reason, "needs 242,048 B of shared memory, limit 232,448 B (requested limit)");
   const auto v4 = planned_usage(swapped(3), dims_of(Layout::kV4).d_qk);
-  EXPECT_EQ(v4.smem_bytes, 215400);
+  EXPECT_EQ(v4.smem_bytes, 215424);
   EXPECT_TRUE(judge(v4, std::nullopt, kH200Optin).feasible);
 }
 

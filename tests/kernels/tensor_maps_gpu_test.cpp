@@ -52,10 +52,10 @@ TEST_F(WgmmaTensorMaps, QBlocksReachPastTheLastHead) {
 }
 
 TEST_F(WgmmaTensorMaps, KvTilesNeedPagesOfATile) {
-  EXPECT_TRUE(kernels::wgmma::encode_kv_tile_map(params_, 32, &map_));
-  EXPECT_TRUE(kernels::wgmma::encode_kv_tile_map(params_, 64, &map_));
+  EXPECT_TRUE(kernels::wgmma::encode_kv_tile_map(params_, 32, 4, &map_));
+  EXPECT_TRUE(kernels::wgmma::encode_kv_tile_map(params_, 64, 1, &map_));
   params_.page_size = 16;
-  EXPECT_FALSE(kernels::wgmma::encode_kv_tile_map(params_, 32, &map_));
+  EXPECT_FALSE(kernels::wgmma::encode_kv_tile_map(params_, 32, 4, &map_));
 }
 
 TEST_F(WgmmaTensorMaps, StridesTmaCannotExpressAreRefused) {

@@ -102,7 +102,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // [warpgroup][head row]: each group's final row sums; the handed-over maximum in a third row.
   float* row_stats = reinterpret_cast<float*>(smem_base + plan.q_bytes + plan.kv_bytes +
                                               plan.prob_bytes);
-  // The ring's barriers (tile_copies.cuh); the 8 MMA warps free a stage.
+  // The ring's barriers (tile_copies.cuh); each group's 4 warps free a piece of a stage.
   const TileRing<kStages> ring(
       q_tile, kv_tiles,
       q_tile + plan.q_bytes + plan.kv_bytes + plan.prob_bytes + plan.row_stat_bytes,
@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   }
   if (threadIdx.x == 0) {
-    ring.init_barriers(kWarps);
+    ring.init_barriers(kWarps / kWarpGroups);
     if (merging) {
       mbarrier_init(peer_stats_landed, kStatThreads);
       mbarrier_init(peer_rows_landed, kSendingThreads);
@@ -423,9 +423,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int first_tile = ring_tile;
     const auto stage_of = [&](int t) { return (first_tile + t) % kStages; };
     const auto tile_address = [&](int t) { return kv_tiles + stage_of(t) * plan.kv_stage_bytes; };
-    // This warp's MMAs on tile t are done: one of the stage's 8 arrivals.
+    // This warp's MMAs on tile t are done: one of the 4 arrivals that free its group's piece
+    // of the stage (traits.h). The other piece's reads by this group, S's where the tile is
+    // its own, were done before it handed P(t) over, which the other group takes before it
+    // frees that piece.
     const auto release = [&](int t) {
-      if (lane == 0) mbarrier_arrive(ring.stage_free + stage_of(t) * 8);
+      if (lane == 0) mbarrier_arrive(ring.piece_free(warp_group, stage_of(t)));
     };
     // P (bf16 pairs) times a factor per row half, for the rare tile that moves the maximum.
     const auto rescale_probs = [](std::uint32_t(&p_frag)[T::kPvKSteps][4],
@@ -442,10 +445,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     };
 
     // S = Q·Kᵀ of tile t over all its tokens (N = block_t), its k-steps issued as the tile's
-    // two pieces land (tile_copies.cuh): q's first k-steps from registers, the rest from
-    // shared memory. No zeroing: the first MMA overwrites. Committed, not waited for.
+    // two pieces land (traits.h): q's first k-steps from registers, the rest from shared
+    // memory. No zeroing: the first MMA overwrites. Committed, not waited for.
     const auto issue_scores = [&]<int kKSteps>(float (&scores)[kBlockT / 2], int t) {
-      constexpr int kFirstKSteps = kv_box_spans(kKSteps / kKStepsPerSpan) * kKStepsPerSpan;
+      constexpr int kFirstKSteps = kFirstPieceSpans * kKStepsPerSpan;
       static_assert(kQFragmentKSteps <= kFirstKSteps);
       ring.wait_first_landed(first_tile + t);
       const int stage = stage_of(t);
@@ -650,10 +653,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 
     // ---- block_t 64: the pair order ------------------------------------------------------
     // Tiles t (group 0's) and t + 1 (group 1's) share the ring's two stages, so tile t + 2
-    // can be copied only once both groups have added P(t)·V(t): each does so as early as
-    // it has P(t), and the stage is free mid-pair (docs/perf-notes.md, version 42).
-    //   group 0: S(t), softmax(t), hands P(t) over, O₀ += P(t)·V(t); takes P(t + 1),
-    //            O₀ += P(t + 1)·V(t + 1).
+    // can be copied only as the groups finish P(t)·V(t), each freeing its piece: each adds
+    // it as early as it has P(t), and the stage is free mid-pair (docs/perf-notes.md,
+    // versions 42 and 44).
+    //   group 0: S(t), softmax(t), hands P(t) over, O₀ += P(t)·V(t), frees its piece of t;
+    //            takes P(t + 1), O₀ += P(t + 1)·V(t + 1).
     //   group 1: S(t + 1); takes P(t), O₁ += P(t)·V(t) at once, under its softmax(t + 1);
     //            hands P(t + 1) over, O₁ += P(t + 1)·V(t + 1).
     // The chain of maxima is kept: it is what keeps one group's softmax under the other's
@@ -667,16 +671,16 @@ __global__ void __launch_bounds__(kThreads, 1)
       float factor[2] = {1.0f, 1.0f};
       rescale_if_moved(softmax_tile(scores, t, my_p, my_factor, factor), factor);
       add_pv(t, my_p);
+      // Tile t's first piece is free before this group waits for P(t + 1), so that the copy
+      // of tile t + 2 starts there while the other group's softmax runs.
+      pv_done(t);
       if constexpr (kNext) {
         std::uint32_t their_p[T::kPvKSteps][4];
         float their_factor[2] = {1.0f, 1.0f};
         const bool moved = take_hand_off(their_p, their_factor);
-        pv_done(t);
         rescale_if_moved(moved, their_factor);
         add_pv(t + 1, their_p);
         pv_done(t + 1);
-      } else {
-        pv_done(t);
       }
     };
     // kMine: the part has tile t + 1.

@@ -257,7 +257,10 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
 #pragma unroll
       for (int tile = 0; tile < T::kOutTiles; ++tile) pin_registers(out_acc[tile]);
       __syncwarp();
-      if (lane == 0) mbarrier_arrive(ring.stage_free + stage * 8);
+      if (lane == 0) {
+        mbarrier_arrive(ring.piece_free(0, stage));  // one warpgroup reads both pieces
+        mbarrier_arrive(ring.piece_free(1, stage));
+      }
     }
 
     // ---- Epilogue: the warps' row sums meet, normalise and write ----------------------------

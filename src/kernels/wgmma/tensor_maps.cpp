@@ -57,11 +57,11 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return encoder;
 }
 
-bool encode_kv_tile_map(const DecodeParams& params, int tile_rows, CUtensorMap* map) {
+bool encode_kv_tile_map(const DecodeParams& params, int tile_rows, int box_spans,
+                        CUtensorMap* map) {
   return params.page_size >= tile_rows &&
          encode_span_tiles(params.kv_cache, params.d_qk, params.page_size, params.kv_row_stride,
-                           params.num_pages, params.kv_page_stride, tile_rows,
-                           kv_box_spans(params.d_qk / kSpanElems), map);
+                           params.num_pages, params.kv_page_stride, tile_rows, box_spans, map);
 }
 
 bool encode_q_tile_map(const DecodeParams& params, int block_h, CUtensorMap* map) {

@@ -20,11 +20,12 @@ namespace mlalab::kernels::wgmma {
 // nullptr where the driver has none.
 PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder();
 
-// Encodes the map of `params`' cache with boxes of `tile_rows` rows and kv_box_spans spans
+// Encodes the map of `params`' cache with boxes of `tile_rows` rows and `box_spans` spans
 // (traits.h: a tile is copied as a few boxes, landing in two pieces). False, leaving every KV
 // copy to cp.async, where a box cannot be a tile: a page shorter than the tile, strides or a
 // base address that TMA cannot express, or no encoder.
-bool encode_kv_tile_map(const DecodeParams& params, int tile_rows, CUtensorMap* map);
+bool encode_kv_tile_map(const DecodeParams& params, int tile_rows, int box_spans,
+                        CUtensorMap* map);
 
 // Encodes the map of `params`' q with boxes of `block_h` heads of one sequence (a block past
 // the last head reads zeros there). False, leaving q to cp.async, where TMA cannot express the

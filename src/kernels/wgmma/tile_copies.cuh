@@ -3,8 +3,8 @@
 // parameter with its tensor maps, the ring of KV stages in shared memory with the mbarriers
 // that pace it, and the copy warpgroup that fills it. Per part of a CTA's work the copy
 // warpgroup loads q, then every block_t-token KV tile of the part into the ring (a whole tile
-// with one TMA copy where the pages hold whole tiles, else cp.async per 16 bytes); "tile
-// landed" says when the MMA warps may read a stage, "stage free" when it may be refilled. The
+// by TMA in two pieces where the pages hold whole tiles, else cp.async per 16 bytes); "landed"
+// says when the MMA warps may read a piece of a stage, "free" when it may be refilled. The
 // ring runs on across parts: `ring_tile` counts the tiles of every part so far, the ring's
 // position and barrier phase, which the MMA warps count alike.
 #include <cuda_runtime.h>
@@ -68,38 +68,41 @@ __device__ __forceinline__ void copy_tile_async(
 }
 
 // The family's kernel parameter: DecodeArgs and, where the call allows them, the KV cache and
-// q as tensor maps whose box is kv_box_spans spans of a KV tile, or q's tile (tensor_maps.h).
+// q as tensor maps (tensor_maps.h): the cache's boxes kFirstPieceSpans spans of a KV tile, and
+// one span in kv_span_map (the layout's kv_single_spans past them), q's its tile.
 struct WgmmaArgs {
   CUtensorMap kv_tile_map;  // first: TMA wants the maps 64-byte aligned
+  CUtensorMap kv_span_map;
   CUtensorMap q_tile_map;
   DecodeArgs decode;
   bool tiles_by_tma;  // false: every tile by cp.async
   bool q_by_tma;      // false: q by cp.async
-  int kv_box_spans;   // traits.h's kv_box_spans of the layout, which the copy warpgroup (40
-                      // registers) reads rather than computes from d_qk
 };
 
 // The kernel parameter of a launch: `args` and the maps of q (boxes of `block_h` heads) and of
 // the cache (boxes of `block_t` tokens), where they can be encoded.
 inline WgmmaArgs with_tile_maps(const DecodeParams& params, const DecodeArgs& args, int block_h,
                                 int block_t) {
-  WgmmaArgs kernel_args{.kv_tile_map = {}, .q_tile_map = {}, .decode = args,
-                        .tiles_by_tma = false, .q_by_tma = false,
-                        .kv_box_spans = kv_box_spans(params.d_qk / kSpanElems)};
-  kernel_args.tiles_by_tma = encode_kv_tile_map(params, block_t, &kernel_args.kv_tile_map);
+  WgmmaArgs kernel_args{.kv_tile_map = {}, .kv_span_map = {}, .q_tile_map = {}, .decode = args,
+                        .tiles_by_tma = false, .q_by_tma = false};
+  kernel_args.tiles_by_tma =
+      encode_kv_tile_map(params, block_t, kFirstPieceSpans, &kernel_args.kv_tile_map) &&
+      (kv_single_spans(params.d_qk / kSpanElems) == 0 ||
+       encode_kv_tile_map(params, block_t, 1, &kernel_args.kv_span_map));
   kernel_args.q_by_tma = encode_q_tile_map(params, block_h, &kernel_args.q_tile_map);
   return kernel_args;
 }
 
 // Shared-memory addresses of q's tile, the ring's kStages stages and their barriers, from
-// `barriers` on: tile_landed[stage] (a tile's first kv_box_spans spans: the 128 copy threads
-// arrive when their cp.async copies land, a TMA tile's first box and a part's q by TMA
+// `barriers` on: tile_landed[stage] (a tile's first piece, traits.h: the 128 copy threads
+// arrive when their cp.async copies land, a TMA tile's first piece and a part's q by TMA
 // complete their bytes on it), rest_landed[stage] (the rest: the 128 copy threads arrive at
-// once, a TMA tile's other boxes complete their bytes on it), stage_free[stage] (every MMA
-// warp arrives when done reading the stage), and after them a balanced launch's two cursors.
-// A tile by cp.async lands whole on tile_landed, so rest_landed means something only after
-// it. (The copy threads all arrive on rest_landed, where the issuing thread alone would do:
-// its branch made ptxas spill in the copy warpgroup's 40 registers.)
+// once, a TMA tile's other boxes complete their bytes on it), stage_free[piece][stage] (the
+// MMA warps that read the piece last arrive when done: group 0's for the first piece, group
+// 1's for the rest), and after them a balanced launch's two cursors. A tile by cp.async lands
+// whole on tile_landed, so rest_landed means something only after it, and is copied once both
+// pieces are free. (The copy threads all arrive on rest_landed, where the issuing thread alone
+// would do: its branch made ptxas spill in the copy warpgroup's 40 registers.)
 template <int kStages>
 struct TileRing {
   std::uint32_t q_tile;
@@ -120,19 +123,25 @@ struct TileRing {
         q_bytes(q_bytes),
         kv_stage_bytes(kv_stage_bytes) {}
 
+  // The barrier that frees piece `piece` (0: the first, 1: the rest) of `stage`.
+  __device__ std::uint32_t piece_free(int piece, int stage) const {
+    return stage_free + (piece * kStages + stage) * 8;
+  }
+
 #ifdef MLALAB_WGMMA_AVAILABLE
-  // By one thread, before the CTA's first barrier.
-  __device__ void init_barriers(int mma_warps) const {
+  // By one thread, before the CTA's first barrier; `releasing_warps` MMA warps free a piece.
+  __device__ void init_barriers(int releasing_warps) const {
     for (int stage = 0; stage < kStages; ++stage) {
       mbarrier_init(tile_landed + stage * 8, kCopyThreads);
       mbarrier_init(rest_landed + stage * 8, kCopyThreads);
-      mbarrier_init(stage_free + stage * 8, mma_warps);
+      mbarrier_init(piece_free(0, stage), releasing_warps);
+      mbarrier_init(piece_free(1, stage), releasing_warps);
     }
     // The TMA copies complete their bytes on the landed barriers through the async proxy.
     fence_async_proxy();
   }
 
-  // The MMA warps' wait for the first spans of tile `ring_index` of the ring (and for all of
+  // The MMA warps' wait for the first piece of tile `ring_index` of the ring (and for all of
   // a tile by cp.async). Partial tiles (and q, where no tensor map could be encoded) come by
   // cp.async, through the generic proxy, and the tensor cores read through the async proxy,
   // hence the fence; it also orders those writes before the next TMA copy into the stage,
@@ -156,7 +165,7 @@ struct TileRing {
   // that the register-bound loops would have to hold (ptxas spilled it).
   __device__ PartsCursor& cursor(int owner) const {
     return *static_cast<PartsCursor*>(
-        __cvta_shared_to_generic(stage_free + kStages * 8 + owner * sizeof(PartsCursor)));
+        __cvta_shared_to_generic(stage_free + 2 * kStages * 8 + owner * sizeof(PartsCursor)));
   }
 };
 
@@ -175,17 +184,22 @@ __device__ __forceinline__ void run_copy_warpgroup(const WgmmaArgs& kernel_args,
   const DecodeParams& p = args.params;
   const bool tma_issuer = threadIdx.x == kMmaThreads;
   // Short parts (batch 1: a few tiles each) would otherwise wait for the maps' fetch.
-  if (tma_issuer && kernel_args.tiles_by_tma) prefetch_tensor_map(&kernel_args.kv_tile_map);
+  if (tma_issuer && kernel_args.tiles_by_tma) {
+    prefetch_tensor_map(&kernel_args.kv_tile_map);
+    if (kv_single_spans(p.d_qk / kSpanElems) > 0) prefetch_tensor_map(&kernel_args.kv_span_map);
+  }
   if (tma_issuer && kernel_args.q_by_tma) prefetch_tensor_map(&kernel_args.q_tile_map);
   int ring_tile = 0;
   const auto copy_part = [&] {
-    // q is replaced once the MMA warps are done with the previous part's last tile. The wait
+    // q is replaced once both groups are done with the previous part's last tile. The wait
     // also puts q's bytes on the right phase of the first tile's barrier: that tile's
     // previous phase (ring_tile − kStages) completed before the MMA warps freed tile
     // ring_tile − 1.
     if (ring_tile > 0) {
-      mbarrier_wait(ring.stage_free + (ring_tile - 1) % kStages * 8,
-                    (ring_tile - 1) / kStages % 2);
+      for (int piece = 0; piece < 2; ++piece) {
+        mbarrier_wait(ring.piece_free(piece, (ring_tile - 1) % kStages),
+                      (ring_tile - 1) / kStages % 2);
+      }
     }
     // q lands with the part's first tile, on its barrier.
     if (kernel_args.q_by_tma) {
@@ -216,52 +230,63 @@ __device__ __forceinline__ void run_copy_warpgroup(const WgmmaArgs& kernel_args,
     int next_page = tma_issuer ? tile_page(0) : -1;
     for (int step = 0; step < work.steps; ++step, ++ring_tile) {
       const int stage = ring_tile % kStages;
-      if (ring_tile >= kStages) {
-        mbarrier_wait(ring.stage_free + stage * 8, (ring_tile / kStages - 1) % 2);
-      }
+      // Every copy thread waits for both pieces, the issuer as it needs them: threads that ran
+      // ahead through TMA tiles would wait on a phase more than one ahead, which returns at
+      // once (docs/perf-notes.md, version 42).
+      const auto wait_free = [&](int piece) {
+        if (ring_tile >= kStages) {
+          mbarrier_wait(ring.piece_free(piece, stage), (ring_tile / kStages - 1) % 2);
+        }
+      };
+      wait_free(0);
       const bf16* sources[kKvGroups];
       kv_rows.take(step, sources);
       const std::uint32_t tile = ring.kv_tiles + stage * ring.kv_stage_bytes;
       const int tile_token = work.token_begin + step * kBlockT;
       // A whole tile lies in one page (the map exists only where pages are at least a tile
-      // and tiles start at multiples of block_t): one box. A part's last, partial tile goes
+      // and tiles start at multiples of block_t): TMA boxes. A part's last, partial tile goes
       // by cp.async, which zero-fills the rows past the sequence's end (a page's stale rows
       // could hold NaN, and P·V multiplies them by a zero probability).
       if (kernel_args.tiles_by_tma && tile_token + kBlockT <= work.token_end) {
-        if (tma_issuer) {
-          // A page out of range (the launch does not read the page table; the host-side
-          // checks refuse one) reads nothing: its box lies outside the map and lands as
-          // zeros, its bytes still counted.
-          const bool page_valid =
-              static_cast<unsigned>(next_page) < static_cast<unsigned>(p.num_pages);
-          // No proxy fence here, though the stage's last writer may have been cp.async (the
-          // generic proxy): the MMA threads that waited for that tile fenced then (after
-          // their wait for it), and the stage is free only after their arrival, so a fence
-          // lies on the path from those writes to this one (PTX memory model).
-          // The first box on tile_landed, the others on rest_landed, in the order S reads them.
-          const int page = page_valid ? next_page : p.num_pages;
-          const int page_row = tile_token & ((1 << args.page_shift) - 1);
-          const int box_spans = kernel_args.kv_box_spans;
-          const int box_bytes = box_spans * span_stride_bytes(kBlockT);
-          const std::uint32_t first_landed = ring.tile_landed + stage * 8;
-          const std::uint32_t rest_landed = ring.rest_landed + stage * 8;
-          mbarrier_expect_tx(first_landed, box_bytes);
-          tma_load_4d(tile, &kernel_args.kv_tile_map, 0, page_row, 0, page, first_landed);
-          mbarrier_expect_tx(rest_landed, ring.kv_stage_bytes - box_bytes);
-          for (int span = box_spans; span * kSpanElems < p.d_qk; span += box_spans) {
+        // A page out of range (the launch does not read the page table; the host-side checks
+        // refuse one) reads nothing: its boxes lie outside the map and land as zeros, their
+        // bytes still counted.
+        const bool page_valid =
+            static_cast<unsigned>(next_page) < static_cast<unsigned>(p.num_pages);
+        const int page = page_valid ? next_page : p.num_pages;
+        const int page_row = tile_token & ((1 << args.page_shift) - 1);
+        // No proxy fence before the copies, though the stage's last writer may have been
+        // cp.async (the generic proxy): the MMA threads that waited for that tile fenced then
+        // (after their wait for it), and a piece is free only after their arrival, so a fence
+        // lies on the path from those writes to these (PTX memory model).
+        const auto copy_piece = [&](int first_span, int end_span, std::uint32_t landed) {
+          mbarrier_expect_tx(landed, (end_span - first_span) * span_stride_bytes(kBlockT));
+          int span = first_span;
+          for (; span + kFirstPieceSpans <= end_span; span += kFirstPieceSpans) {
             tma_load_4d(tile + span * span_stride_bytes(kBlockT), &kernel_args.kv_tile_map, 0,
-                        page_row, span, page, rest_landed);
+                        page_row, span, page, landed);
           }
+          for (; span < end_span; ++span) {
+            tma_load_4d(tile + span * span_stride_bytes(kBlockT), &kernel_args.kv_span_map, 0,
+                        page_row, span, page, landed);
+          }
+        };
+        // Each thread's arrival on tile_landed counts its cp.async copies since its last one
+        // (q's, with a part's first tile, where q goes by cp.async); the issuer's expect_tx
+        // precedes its arrival, so the phase cannot complete before the piece's bytes land.
+        if (tma_issuer) copy_piece(0, kFirstPieceSpans, ring.tile_landed + stage * 8);
+        mbarrier_arrive_on_copies(ring.tile_landed + stage * 8);
+        wait_free(1);
+        if (tma_issuer) {
+          copy_piece(kFirstPieceSpans, p.d_qk / kSpanElems, ring.rest_landed + stage * 8);
           next_page = tile_page(step + 1);  // the next tile's, read a tile ahead
         }
       } else {
+        wait_free(1);
         copy_tile_async<kBlockT>(tile, p.d_qk, p.kv_cache, sources);
+        mbarrier_arrive_on_copies(ring.tile_landed + stage * 8);
       }
-      // Counts this thread's cp.async copies since its last arrival (q's too, with a part's
-      // first tile, where q goes by cp.async); the arrival on rest_landed is at once. The
-      // issuing thread's two expect_tx precede its own arrivals, so neither phase can
-      // complete before its TMA boxes' bytes have landed.
-      mbarrier_arrive_on_copies(ring.tile_landed + stage * 8);
+      // At once: a tile by cp.async has landed whole on tile_landed.
       mbarrier_arrive(ring.rest_landed + stage * 8);
     }
   };

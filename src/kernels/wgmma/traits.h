@@ -73,18 +73,19 @@ constexpr int kCommonKSteps = dims_of(Layout::kV4).d_qk / 16;
 constexpr int kMaxKSteps = dims_of(Layout::kV3).d_qk / 16;
 static_assert(kCommonKSteps <= kMaxKSteps);
 
-// A KV tile lands in two pieces, each on a barrier of its own: its first spans (one TMA box)
-// and the rest (the other boxes), so that S can start on the first while the rest is on its
-// way (docs/perf-notes.md, version 43). A box is the largest divisor of the row's spans that is
-// at most half of them: V3's 9 spans land as 3 + 6, V4's 8 as 4 + 4.
-constexpr int kv_box_spans(int spans) {
-  for (int box = spans / 2; box > 1; --box) {
-    if (spans % box == 0) return box;
-  }
-  return 1;
-}
-static_assert(kv_box_spans(dims_of(Layout::kV3).d_qk / kSpanElems) == 3 &&
-              kv_box_spans(dims_of(Layout::kV4).d_qk / kSpanElems) == 4);
+// A KV tile lands in two pieces, each on a barrier of its own, and is freed in the same two
+// pieces: the first is group 0's d_v columns (kFirstPieceSpans spans), the rest group 1's and
+// V3's rope span. Group 0 frees the first once its P·V of the tile is done, group 1 the rest
+// (each after the owner's S has read the whole tile: its P reached them), so the copy of the
+// next tile into the stage starts in the piece that is free first, and S starts on the
+// piece that lands first (docs/perf-notes.md, versions 43 and 44). A piece goes as TMA boxes
+// of kFirstPieceSpans spans and, past the last of those, boxes of one span (V3's rope): three
+// boxes a tile in V3, two in V4. (Boxes of one span throughout, nine a tile in V3, made the
+// 32-token seesaw 7-10 % slower.)
+constexpr int kFirstPieceSpans = kDv / kWarpGroups / kSpanElems;
+constexpr int kv_single_spans(int spans) { return spans % kFirstPieceSpans; }
+static_assert(kv_single_spans(dims_of(Layout::kV3).d_qk / kSpanElems) == 1 &&
+              kv_single_spans(dims_of(Layout::kV4).d_qk / kSpanElems) == 0);
 
 // How far (base 2) a tile's maximum may pass the running one before the running one moves
 // (both kernels): O, rescaled whenever it moves, rarely is, and P stays at most 2^8.
@@ -139,7 +140,8 @@ struct SmemPlan {
   int prob_bytes;      // P tile, bf16, padded rows (swapped: Pᵀ, swizzled layout)
   int row_stat_bytes;  // per warpgroup and head row its final sum, and a row of the maximum
                        // handed over (swapped: per MMA warp and head)
-  int barrier_bytes;   // per stage: "first spans landed", "rest landed", "stage free" mbarriers
+  int barrier_bytes;   // per stage: "first piece landed", "rest landed", and the two pieces'
+                       // "free" mbarriers
   int cursor_bytes;    // balanced launches: the MMA warpgroups' and the copy warpgroup's cursor
   int pair_bytes;      // split pairs (decode.cuh, merge_pair): the other CTA's row maxima and
                        // sums, and the two mbarriers it arrives on (swapped: none)
@@ -163,7 +165,7 @@ constexpr SmemPlan plan_smem(VariantShape shape, int d_qk) {
     // Per warpgroup its final row sums, and the maximum a warpgroup hands over with its P.
     plan.row_stat_bytes = (kWarpGroups + 1) * kBlockH * 4;
   }
-  plan.barrier_bytes = 3 * shape.stages * 8;
+  plan.barrier_bytes = 4 * shape.stages * 8;
   plan.cursor_bytes = 2 * static_cast<int>(sizeof(balanced::PartsCursor));
   plan.pair_bytes = uses_swapped_operands(shape) ? 0 : kBlockH * 8 + 2 * 8;
   plan.total_bytes = plan.q_bytes + plan.kv_bytes + plan.prob_bytes + plan.row_stat_bytes +
