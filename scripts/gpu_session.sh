@@ -6,8 +6,12 @@
 # most 8 files).
 #
 #   scripts/gpu_session.sh BUILD_DIR OUT_DIR [stage ...]
-# stages: info configs tests bench sanitize ab targets python triton peers (default: the first
-# six, in that order: the figures first, the slow sanitizer and the long A/B runs last).
+# stages: info configs tests bench sanitize ab tune targets python triton peers (default: the
+# first six, in that order: the figures first, the slow sanitizer and the long A/B runs last).
+# tune re-tunes, --fresh, the two equal-length tables of docs/results/2026-12-01-h200-tuning/
+# (V4 H = 16 and V3 H = 128, context 4,096) into OUT_DIR: after any kernel change their code
+# hashes differ from the build's and a Dispatcher refuses them, so a full build's session
+# should run it; installing the new tables there is a copy, after reading the logs.
 # targets runs bench/targets/hopper_targets.py (issue 12's targets, judged: OUT_DIR/targets/;
 # after peers, the peer table's target too);
 # python installs the Python package into the machine's Python (pip --no-build-isolation,
@@ -94,6 +98,14 @@ for stage in "${stages[@]}"; do
         fingerprint=$(ls -d "$out/ab/$name"-*/ 2>/dev/null | tail -n 1)fingerprint.json
         run "verify_$name" "$mlalab" verify "$fingerprint" --experiment "$experiment"
       done
+      ;;
+    tune)
+      run tune_v4_h16 "$mlalab" tune --layout v4 --heads 16 \
+        --batch 1,2,4,8,16,32,48,64,80,96,128 --context 4096 --fresh \
+        --out "$out/tuning-v4-h16-p64.json"
+      run tune_v3_h128 "$mlalab" tune --layout v3 --heads 128 \
+        --batch 1,8,16,32,48,64,80,96,128 --context 4096 --fresh \
+        --out "$out/tuning-v3-h128-p64.json"
       ;;
     targets)
       run targets python3 bench/targets/hopper_targets.py --mlalab "$mlalab" --out "$out/targets" \
