@@ -87,10 +87,46 @@ void print_identity(const dispatch::TuningTable& table, const std::string& path)
              identity.candidates.size(), table.commit, table.created_utc);
 }
 
+// Whether this build still has the code the table was tuned with (which needs no GPU; the GPU
+// and CUDA versions are checked where the table is used).
+void print_code_check(const dispatch::TuningTable& table) {
+  std::vector<std::string> names;
+  for (const auto& candidate : table.identity.candidates) names.push_back(candidate.variant);
+  const dispatch::CandidateCodeCheck check = dispatch::check_candidate_code(
+      table.identity, dispatch::identity_here(table.identity.layout, table.identity.num_heads,
+                                              table.identity.page_size, names));
+  const std::size_t candidates = table.identity.candidates.size();
+  const auto listed = [](const std::vector<std::string>& names) {
+    constexpr std::size_t kShown = 6;
+    if (names.size() <= kShown) return fmt::format("{}", fmt::join(names, ", "));
+    return fmt::format("{}, and {} more", fmt::join(names.begin(), names.begin() + kShown, ", "),
+                       names.size() - kShown);
+  };
+  if (check.changed.empty() && check.not_compiled.empty()) {
+    fmt::print("this build: the machine code of all {} candidates is the table's\n", candidates);
+    return;
+  }
+  std::vector<std::string> parts;
+  if (!check.changed.empty()) {
+    parts.push_back(fmt::format("{} of {} candidates' machine code differs from the table's ({})",
+                                check.changed.size(), candidates, listed(check.changed)));
+  }
+  if (!check.not_compiled.empty()) {
+    parts.push_back(fmt::format("{} are not compiled ({})", check.not_compiled.size(),
+                                listed(check.not_compiled)));
+  }
+  fmt::print("this build: {}: a Dispatcher or a tuned arm refuses this table ({})\n",
+             fmt::join(parts, "; "),
+             check.changed.empty()
+                 ? "build the variants it lacks (MLALAB_VARIANTS), or re-tune it with this build"
+                 : "re-tune it: mlalab tune --fresh");
+}
+
 int explain(const TuneOptions& options) {
   const std::string path = table_path(options);
   const dispatch::TuningTable table = dispatch::read_table(path);
   print_identity(table, path);
+  print_code_check(table);
   const int batch = options.explain[0];
   const int context = options.explain[1];
   const int batch_bucket = dispatch::bucket_of(table.batch_buckets, batch);
@@ -315,7 +351,8 @@ CLI::App* add_tune_command(CLI::App& app, int& exit_code) {
                      integer_list_in({.low = 1, .high = bench::kMaxContext}),
                      "Print how the entry serving a call of BATCH sequences of up to CONTEXT "
                      "tokens was chosen (the ranking, each candidate's time and why it was "
-                     "dropped), from the --out table; needs no GPU")
+                     "dropped), from the --out table, and whether this build still has the "
+                     "machine code it was tuned with; needs no GPU")
       ->type_name("BATCH,CONTEXT");
   command->footer(footer());
   command->callback([options, &exit_code] { exit_code = run_tune(*options); });

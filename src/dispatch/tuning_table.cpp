@@ -362,20 +362,29 @@ std::string cuda_words(const std::string& version) {
   return version.empty() ? "no known CUDA version" : fmt::format("CUDA {}", version);
 }
 
-// What the table's candidates lack here, or nullopt. `here` lists them by name; one it lacks
-// or has no hash for (identity_here's mark of a variant not compiled) is not compiled.
+enum class CodeHere { kSame, kChanged, kNotCompiled };
+
+// A tuned candidate's code here. `here` lists the candidates by name; one it lacks or has no
+// hash for (identity_here's mark of a variant not compiled) is not compiled.
+CodeHere code_here(const CandidateCode& tuned, const TableIdentity& here) {
+  const auto found = std::ranges::find(here.candidates, tuned.variant, &CandidateCode::variant);
+  if (found == here.candidates.end() || found->code_hash.empty()) return CodeHere::kNotCompiled;
+  return found->code_hash == tuned.code_hash ? CodeHere::kSame : CodeHere::kChanged;
+}
+
+// What the table's candidates lack here, or nullopt: the first, in the table's order.
 std::optional<std::string> candidate_mismatch(const TableIdentity& table,
                                               const TableIdentity& here) {
   for (const CandidateCode& tuned : table.candidates) {
-    const auto found = std::ranges::find(here.candidates, tuned.variant, &CandidateCode::variant);
-    if (found == here.candidates.end() || found->code_hash.empty()) {
-      return fmt::format("candidates: {} is not compiled in this build", tuned.variant);
-    }
-    if (found->code_hash != tuned.code_hash) {
-      return fmt::format(
-          "candidates: {}'s compiled code differs from the table's (a rebuild with changed "
-          "kernel code); re-tune",
-          tuned.variant);
+    switch (code_here(tuned, here)) {
+      case CodeHere::kSame: break;
+      case CodeHere::kNotCompiled:
+        return fmt::format("candidates: {} is not compiled in this build", tuned.variant);
+      case CodeHere::kChanged:
+        return fmt::format(
+            "candidates: {}'s compiled code differs from the table's (a rebuild with changed "
+            "kernel code); re-tune",
+            tuned.variant);
     }
   }
   return std::nullopt;
@@ -497,6 +506,18 @@ std::optional<std::string> identity_mismatch(const TableIdentity& table,
         table.page_size, here.page_size);
   }
   return candidate_mismatch(table, here);
+}
+
+CandidateCodeCheck check_candidate_code(const TableIdentity& table, const TableIdentity& here) {
+  CandidateCodeCheck check;
+  for (const CandidateCode& tuned : table.candidates) {
+    switch (code_here(tuned, here)) {
+      case CodeHere::kSame: break;
+      case CodeHere::kChanged: check.changed.push_back(tuned.variant); break;
+      case CodeHere::kNotCompiled: check.not_compiled.push_back(tuned.variant); break;
+    }
+  }
+  return check;
 }
 
 std::optional<std::string> mismatch_here(const TuningTable& table, Layout layout, int num_heads,

@@ -104,6 +104,17 @@ TableIdentity identity_here(Layout layout, int num_heads, int page_size,
 std::optional<std::string> identity_mismatch(const TableIdentity& table,
                                              const TableIdentity& here);
 
+// The table's candidates whose code this build does not have, by name in the table's order:
+// compiled here with other machine code (a rebuild with changed kernel code), or not compiled
+// here at all. Either makes identity_mismatch refuse the table; this lists all of them, for
+// `mlalab tune --explain` to say whether a table still fits the build without a GPU.
+struct CandidateCodeCheck {
+  std::vector<std::string> changed;
+  std::vector<std::string> not_compiled;
+  bool operator==(const CandidateCodeCheck&) const = default;
+};
+CandidateCodeCheck check_candidate_code(const TableIdentity& table, const TableIdentity& here);
+
 // One raced candidate at one key, as measured. Times are per call, in µs: the 15 % trimmed
 // mean of the log times exponentiated, with its Student-t interval. Intervals here are at the
 // race's confidence, 1 − tune::RaceSettings::alpha (99 %), the level it drops candidates at.

@@ -647,6 +647,22 @@ TEST(IdentityMismatch, OnlyTheTablesCandidatesMatterInAnyOrder) {
   EXPECT_EQ(identity_mismatch(h200_identity(), here), std::nullopt);
 }
 
+TEST(CheckCandidateCode, ListsEveryCandidateWhoseCodeThisBuildLacks) {
+  EXPECT_EQ(check_candidate_code(h200_identity(), h200_identity()), CandidateCodeCheck{});
+  TableIdentity here = h200_identity();
+  here.candidates[0].code_hash = "5f1c0b";
+  here.candidates[1].code_hash = "";  // identity_here's mark of a variant not compiled
+  here.candidates[2].code_hash = "c27d14";
+  EXPECT_EQ(check_candidate_code(h200_identity(), here),
+            (CandidateCodeCheck{.changed = {kSmallTiles, kWgmma}, .not_compiled = {kWideTiles}}));
+  // Only the candidates' code counts: no GPU here, another GPU, is for the table's user.
+  here = h200_identity();
+  here.gpu = "";
+  here.candidates.pop_back();
+  EXPECT_EQ(check_candidate_code(h200_identity(), here),
+            CandidateCodeCheck{.not_compiled = {kWgmma}});
+}
+
 TEST(IdentityHere, DescribesThisProcessAndTheProblem) {
   ASSERT_FALSE(kernels::compiled_variants().empty());
   const kernels::Variant& compiled = kernels::compiled_variants().front();
