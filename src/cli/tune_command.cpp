@@ -90,11 +90,7 @@ void print_identity(const dispatch::TuningTable& table, const std::string& path)
 // Whether this build still has the code the table was tuned with (which needs no GPU; the GPU
 // and CUDA versions are checked where the table is used).
 void print_code_check(const dispatch::TuningTable& table) {
-  std::vector<std::string> names;
-  for (const auto& candidate : table.identity.candidates) names.push_back(candidate.variant);
-  const dispatch::CandidateCodeCheck check = dispatch::check_candidate_code(
-      table.identity, dispatch::identity_here(table.identity.layout, table.identity.num_heads,
-                                              table.identity.page_size, names));
+  const dispatch::CandidateCodeCheck check = dispatch::check_candidate_code_here(table.identity);
   const std::size_t candidates = table.identity.candidates.size();
   const auto listed = [](const std::vector<std::string>& names) {
     constexpr std::size_t kShown = 6;

@@ -372,6 +372,13 @@ CodeHere code_here(const CandidateCode& tuned, const TableIdentity& here) {
   return found->code_hash == tuned.code_hash ? CodeHere::kSame : CodeHere::kChanged;
 }
 
+// The table's candidates' names, for identity_here.
+std::vector<std::string> candidate_names(const TableIdentity& table) {
+  std::vector<std::string> names;
+  for (const CandidateCode& candidate : table.candidates) names.push_back(candidate.variant);
+  return names;
+}
+
 // What the table's candidates lack here, or nullopt: the first, in the table's order.
 std::optional<std::string> candidate_mismatch(const TableIdentity& table,
                                               const TableIdentity& here) {
@@ -520,13 +527,15 @@ CandidateCodeCheck check_candidate_code(const TableIdentity& table, const TableI
   return check;
 }
 
+CandidateCodeCheck check_candidate_code_here(const TableIdentity& table) {
+  return check_candidate_code(table, identity_here(table.layout, table.num_heads,
+                                                   table.page_size, candidate_names(table)));
+}
+
 std::optional<std::string> mismatch_here(const TuningTable& table, Layout layout, int num_heads,
                                          int page_size) {
-  std::vector<std::string> names;
-  for (const CandidateCode& candidate : table.identity.candidates) {
-    names.push_back(candidate.variant);
-  }
-  return identity_mismatch(table.identity, identity_here(layout, num_heads, page_size, names));
+  return identity_mismatch(table.identity, identity_here(layout, num_heads, page_size,
+                                                         candidate_names(table.identity)));
 }
 
 const TableEntry* TuningTable::find(int batch, int max_context) const {

@@ -114,6 +114,8 @@ struct CandidateCodeCheck {
   bool operator==(const CandidateCodeCheck&) const = default;
 };
 CandidateCodeCheck check_candidate_code(const TableIdentity& table, const TableIdentity& here);
+// check_candidate_code against this build (identity_here with the table's own candidates).
+CandidateCodeCheck check_candidate_code_here(const TableIdentity& table);
 
 // One raced candidate at one key, as measured. Times are per call, in µs: the 15 % trimmed
 // mean of the log times exponentiated, with its Student-t interval. Intervals here are at the

@@ -99,10 +99,10 @@ inline WgmmaArgs with_tile_maps(const DecodeParams& params, const DecodeArgs& ar
 // complete their bytes on it), rest_landed[stage] (the rest: the 128 copy threads arrive at
 // once, a TMA tile's other boxes complete their bytes on it), stage_free[piece][stage] (the
 // MMA warps that read the piece last arrive when done: group 0's for the first piece, group
-// 1's for the rest), and after them a balanced launch's two cursors. A tile by cp.async lands
-// whole on tile_landed, so rest_landed means something only after it, and is copied once both
-// pieces are free. (The copy threads all arrive on rest_landed, where the issuing thread alone
-// would do: its branch made ptxas spill in the copy warpgroup's 40 registers.)
+// 1's for the rest), and after them a balanced launch's two cursors. A tile by cp.async is
+// copied once both pieces are free and lands whole on tile_landed, so rest_landed means
+// something only after it. (The copy threads all arrive on rest_landed, where the issuing
+// thread alone would do: its branch made ptxas spill in the copy warpgroup's 40 registers.)
 template <int kStages>
 struct TileRing {
   std::uint32_t q_tile;
