@@ -16,7 +16,7 @@ MLALAB_TEST_VARIANTS='^wgmma_h64_t64_w8_s2$' MLALAB_TEST_CASES='^(b3_h64_p64|b3_
   timeout 40 compute-sanitizer --tool memcheck --error-exitcode 1 build-new/tests/mlalab_gpu_tests \
   --gtest_filter='Layouts/DecodeSweep.*' > $R/memcheck_t64.log 2>&1; echo "memcheck rc=$?" >> $R/memcheck_t64.log
 tail -n 2 $R/memcheck_t64.log | tr '\n' ' '; echo; pack
-timeout 110 build-new/bin/mlalab ab experiments/combine-one-trip.toml --max-minutes 1.6 --out $R/lab > $R/lab.log 2>&1; echo "lab rc=$?"
+timeout 110 build-new/bin/mlalab ab docs/results/2026-12-04-h200-v46/combine-one-trip.toml --max-minutes 1.6 --out $R/lab > $R/lab.log 2>&1; echo "lab rc=$?"
 grep -E "ACCEPTED|REJECTED|INCONCLUSIVE|MIXED|NO_CHANGE" $R/lab.log | tail -1
 grep -hE "^\| C[0-9]+ .*(FASTER|SLOWER|WITHIN|SMALL|AMBIG)" $R/lab/*/report.md | cut -c1-100; pack
 for b in new prev; do
