@@ -21,7 +21,13 @@
 # (after python) runs bench/peers/peer_table.py, whose peers must be importable (FlashInfer:
 # carry its wheel).
 # Environment: MLALAB_BENCH_VARIANTS (comma list or 'all', default all), MLALAB_AB_MINUTES
-# (per experiment, default: the file's max_minutes), MLALAB_PEERS_ARGS (peer_table.py's).
+# (per experiment, default: the file's max_minutes), MLALAB_PEERS_ARGS (peer_table.py's);
+# for a change's own check (tests, sanitize and ab of the variants it touches, against a
+# baseline build its experiments name): MLALAB_TEST_VARIANTS / MLALAB_TEST_CASES (read by the
+# GPU tests themselves), MLALAB_SANITIZE_VARIANTS and MLALAB_SANITIZE_CASES (memcheck's, default
+# the subset below and every case), MLALAB_RACECHECK_VARIANTS, MLALAB_SYNCCHECK_VARIANTS, and
+# MLALAB_AB_EXPERIMENTS (space-separated toml files, default the two below). Binaries built
+# elsewhere travel as scripts/pack_build.sh packs them.
 set -uo pipefail
 build=${1:?build dir}
 out=${2:?output dir}
@@ -76,17 +82,20 @@ for stage in "${stages[@]}"; do
       # remote stores, which cluster-scope mbarriers order; with the giver syncing too it
       # reports nothing (docs/results/2026-12-02-h200-handoff/; the pair order's 936 reports,
       # all of those two kinds: docs/results/2026-12-04-h200-v44/full-build/racecheck_t64.log).
-      sanitized_variants='^(h16_t16_w4_s2|h64_t32_w8_s2|wgmma_h64_t32_w8_s4|wgmma_h64_t64_w8_s2|wgmma_h16_t64_w4_s2)$'
-      racechecked_variants='^(h16_t16_w4_s2|h64_t32_w8_s2|wgmma_h16_t64_w4_s2)$'
+      sanitized_variants=${MLALAB_SANITIZE_VARIANTS:-'^(h16_t16_w4_s2|h64_t32_w8_s2|wgmma_h64_t32_w8_s4|wgmma_h64_t64_w8_s2|wgmma_h16_t64_w4_s2)$'}
+      racechecked_variants=${MLALAB_RACECHECK_VARIANTS:-'^(h16_t16_w4_s2|h64_t32_w8_s2|wgmma_h16_t64_w4_s2)$'}
+      synccheck_variants=${MLALAB_SYNCCHECK_VARIANTS:-'^wgmma_h64_t(32|64)_w8_s[24]$'}
       small_cases='^(one_token_b1_h1_p1|b3_h64_p64|b3_h17_p16)$'
-      run memcheck env MLALAB_TEST_VARIANTS="$sanitized_variants" \
+      memcheck_env=(MLALAB_TEST_VARIANTS="$sanitized_variants")
+      [ -n "${MLALAB_SANITIZE_CASES:-}" ] && memcheck_env+=(MLALAB_TEST_CASES="$MLALAB_SANITIZE_CASES")
+      run memcheck env "${memcheck_env[@]}" \
         compute-sanitizer --tool memcheck --error-exitcode 1 "$gpu_tests" \
         --gtest_filter='Layouts/DecodeSweep.*:DecodeValidation.*'
       run racecheck_subset env MLALAB_TEST_VARIANTS="$racechecked_variants" \
         MLALAB_TEST_CASES="$small_cases" timeout 300 \
         compute-sanitizer --tool racecheck --error-exitcode 1 "$gpu_tests" \
         --gtest_filter='Layouts/DecodeSweep.*'
-      run synccheck_subset env MLALAB_TEST_VARIANTS='^wgmma_h64_t(32|64)_w8_s[24]$' \
+      run synccheck_subset env MLALAB_TEST_VARIANTS="$synccheck_variants" \
         MLALAB_TEST_CASES="$small_cases" timeout 120 \
         compute-sanitizer --tool synccheck --error-exitcode 1 "$gpu_tests" \
         --gtest_filter='Layouts/DecodeSweep.*'
@@ -94,7 +103,8 @@ for stage in "${stages[@]}"; do
     ab)
       # Each experiment, then `mlalab verify` of the fingerprint it just wrote (same machine,
       # same build: must say verified).
-      for experiment in experiments/occupancy.toml experiments/target-ctas.toml; do
+      read -r -a experiments <<< "${MLALAB_AB_EXPERIMENTS:-experiments/occupancy.toml experiments/target-ctas.toml}"
+      for experiment in "${experiments[@]}"; do
         name=$(basename "$experiment" .toml)
         run "ab_$name" "$mlalab" ab "$experiment" --out "$out/ab" \
           ${MLALAB_AB_MINUTES:+--max-minutes "$MLALAB_AB_MINUTES"}
