@@ -28,11 +28,11 @@ constexpr const char* kTabledVariant = "h64_t32_w8_s2";  // not a default: the e
 // Excluded from every build (it would spill: cmake/variants.cmake), yet a well-formed name.
 constexpr const char* kNeverCompiled = "h64_t16_w4_s2";
 
-void require_compiled(const char* name) {
-  if (kernels::find_variant(name) == nullptr) {
-    GTEST_SKIP() << name << " is not compiled into this build (MLALAB_VARIANTS)";
-  }
-}
+// Skips the test when `name` is not in this build. A macro: GTEST_SKIP() returns from the
+// function it is in, so in a helper it would skip nothing and the test would go on.
+#define SKIP_UNLESS_COMPILED(name)                 \
+  if (kernels::find_variant(name) == nullptr)      \
+  GTEST_SKIP() << (name) << " is not compiled into this build (MLALAB_VARIANTS)"
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -115,7 +115,7 @@ std::string wgmma_where_it_runs() {
 std::string swapped_where_it_runs() { return first_on_sm90a({"wgmma_h16_t64_w4_s2"}); }
 
 TEST(DefaultConfig, SixteenHeadsOfFewTokensOrASmallBatchGetTheSwappedKernelWhereItRuns) {
-  require_compiled(kPortableDefault);
+  SKIP_UNLESS_COMPILED(kPortableDefault);
   const std::string expected = swapped_where_it_runs();
   const DispatchKey swapped_keys[] = {{.batch = 1, .max_context = 4096},
                                       {.batch = 7, .max_context = 65536},
@@ -135,7 +135,7 @@ TEST(DefaultConfig, SixteenHeadsOfFewTokensOrASmallBatchGetTheSwappedKernelWhere
 }
 
 TEST(DefaultConfig, WgmmaForManyHeadsOrManyTokensOnSm90a) {
-  require_compiled(kPortableDefault);
+  SKIP_UNLESS_COMPILED(kPortableDefault);
   const std::string expected = wgmma_where_it_runs();
   const auto variant = [](Layout layout, int heads, int batch, int max_context) {
     return variant_name(
@@ -151,7 +151,7 @@ TEST(DefaultConfig, WgmmaForManyHeadsOrManyTokensOnSm90a) {
 }
 
 TEST(ResolveLaunch, WithoutATableTheDefaultSaysSo) {
-  require_compiled(kPortableDefault);
+  SKIP_UNLESS_COMPILED(kPortableDefault);
   const ResolvedLaunch resolved = resolve(nullptr, {.batch = 4, .max_context = 4096});
   EXPECT_EQ(resolved.source, fmt::format("default: {}, heuristic split", swapped_where_it_runs()));
   EXPECT_EQ(variant_name(resolved.config.shape), swapped_where_it_runs());
@@ -165,7 +165,7 @@ TEST(ResolveLaunch, WithoutATableTheDefaultSaysSo) {
 // 5 sequences · 16 heads of 512 floats of partial out and 1 of lse:
 // 8 · 5 · 16 · 513 · 4 = 1,313,280 B.
 TEST(ResolveLaunch, ATableEntryGivesItsVariantAndFixedSplit) {
-  require_compiled(kTabledVariant);
+  SKIP_UNLESS_COMPILED(kTabledVariant);
   const TuningTable table = table_here();
   const ResolvedLaunch resolved = resolve(&table, {.batch = 5, .max_context = 3000});
   EXPECT_EQ(resolved.source, "table: entry batch 8, context 4096");
@@ -181,7 +181,7 @@ TEST(ResolveLaunch, ATableEntryGivesItsVariantAndFixedSplit) {
 // tuner raced one wave of them). h64_t32_w8_s2 holds all 16 heads in one head block, so 6
 // workers are 6 CTAs, and no sequence is split.
 TEST(ResolveLaunch, ABalancedEntryGivesItsWorkers) {
-  require_compiled(kTabledVariant);
+  SKIP_UNLESS_COMPILED(kTabledVariant);
   TuningTable table = table_here();
   table.entries[0].workers = 6;
   table.entries[0].splits = 1;
@@ -197,7 +197,7 @@ TEST(ResolveLaunch, ABalancedEntryGivesItsWorkers) {
 
 // A key the table has no entry for (batch bucket 64) gets the default, as without a table.
 TEST(ResolveLaunch, AKeyWithoutATableEntryGetsTheDefault) {
-  require_compiled(kPortableDefault);
+  SKIP_UNLESS_COMPILED(kPortableDefault);
   const TuningTable table = table_here();
   const ResolvedLaunch resolved = resolve(&table, {.batch = 64, .max_context = 4096});
   EXPECT_EQ(resolved.source, fmt::format("default: {}, heuristic split", wgmma_where_it_runs()));
@@ -208,7 +208,7 @@ TEST(ResolveLaunch, AKeyWithoutATableEntryGetsTheDefault) {
 // nothing. The max context may change it: entry (8, 1024)'s fixed:8 is capped at the
 // 64 / 32 = 2 steps of a 64-token context, so that every split has tokens.
 TEST(ResolveLaunch, ThePlanDependsOnTheKeyAlone) {
-  require_compiled(kTabledVariant);
+  SKIP_UNLESS_COMPILED(kTabledVariant);
   const TuningTable table = table_here();
   const DispatchKey key{.batch = 5, .max_context = 64};
   const ResolvedLaunch first = resolve(&table, key);
@@ -222,7 +222,7 @@ TEST(ResolveLaunch, ThePlanDependsOnTheKeyAlone) {
 
 // Whatever else a dispatcher prepared, and in whichever order, a key gets resolve_launch's plan.
 TEST(Dispatcher, PreparesEachKeyAsResolveLaunchDoesInAnyOrder) {
-  require_compiled(kPortableDefault);
+  SKIP_UNLESS_COMPILED(kPortableDefault);
   const std::vector<DispatchKey> keys = {{.batch = 1, .max_context = 1},
                                          {.batch = 5, .max_context = 64},
                                          {.batch = 64, .max_context = 16384}};
@@ -282,7 +282,7 @@ TEST(ResolveLaunch, AnEntryOfAVariantNotCompiledIsAnError) {
 }
 
 TEST(Dispatcher, AcceptsATableTunedHere) {
-  require_compiled(kTabledVariant);
+  SKIP_UNLESS_COMPILED(kTabledVariant);
   EXPECT_NO_THROW({ const Dispatcher dispatcher(Layout::kV3, kHeads, kPageSize, table_here()); });
 }
 
@@ -313,7 +313,7 @@ TEST(DispatcherNoGpu, PreparesKeysWithoutWorkspaceAndRefusesTheOthers) {
   if (kernels::current_device().present) {
     GTEST_SKIP() << "a GPU is present: dispatcher_gpu_test prepares with one";
   }
-  require_compiled(kTabledVariant);
+  SKIP_UNLESS_COMPILED(kTabledVariant);
   Dispatcher dispatcher(Layout::kV3, kHeads, kPageSize, table_here());
   const std::vector<DispatchKey> without_workspace = {{.batch = 1, .max_context = 4096},
                                                       {.batch = 64, .max_context = 4096}};
@@ -333,7 +333,7 @@ TEST(DispatcherNoGpu, PreparesKeysWithoutWorkspaceAndRefusesTheOthers) {
 }
 
 TEST(Dispatcher, ABadKeyPreparesNothing) {
-  require_compiled(kPortableDefault);
+  SKIP_UNLESS_COMPILED(kPortableDefault);
   Dispatcher dispatcher(Layout::kV3, kHeads, kPageSize);
   const std::vector<DispatchKey> keys = {{.batch = 1, .max_context = 64},
                                          {.batch = 1, .max_context = 0}};
@@ -344,7 +344,7 @@ TEST(Dispatcher, ABadKeyPreparesNothing) {
 // Outside a capture run() prepares the key itself; the launch then refuses the call (it has no
 // buffers) before any CUDA work, and says so in the status.
 TEST(Dispatcher, RunPreparesAnUnpreparedKeyOutsideCapture) {
-  require_compiled(kPortableDefault);
+  SKIP_UNLESS_COMPILED(kPortableDefault);
   Dispatcher dispatcher(Layout::kV3, kHeads, kPageSize);
   const kernels::LaunchStatus status =
       dispatcher.run(call_without_buffers(4), /*max_context=*/64, /*stream=*/nullptr);
