@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""What ptxas gives each decode kernel of a build (registers, stack, spill stores and loads),
+without a GPU: every kernel instantiation of BUILD_DIR is compiled again with its own line
+from BUILD_DIR/compile_commands.json plus `-Xptxas -v`, into a scratch object.
+
+    python3 scripts/kernel_resources.py BUILD_DIR [REGEX]
+
+REGEX picks variants by name (default: every one the build compiles). The source tree is
+compiled as it is now, whatever the build last saw, so a change's spills show before any
+build. Exit status 1 when a kernel spills: a spilling balanced kernel is refused balanced
+launches, a spilling split kernel the variant (src/dispatch/feasibility.cpp); on a GPU,
+`mlalab configs` reads the same from the loaded code. Two of session 31's changes spilled 4 B
+here before they ever ran (docs/perf-notes.md, versions 47 and 48).
+"""
+import concurrent.futures
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+
+ENTRY = re.compile(r"Compiling entry function '(\S+)' for '(\w+)'")
+FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+USED = re.compile(r"Used (\d+) registers")
+SHORT = re.compile(r"(\w+<[^()]*>)\(")
+
+
+def parse_ptxas(text):
+    """The entry functions of ptxas -v output: [{kernel, arch, registers, stack, spill_stores,
+    spill_loads}], in order (the mangled kernel name)."""
+    kernels, current = [], None
+    for line in text.splitlines():
+        if entry := ENTRY.search(line):
+            current = {"kernel": entry.group(1), "arch": entry.group(2), "registers": None,
+                       "stack": 0, "spill_stores": 0, "spill_loads": 0}
+            kernels.append(current)
+        elif current is not None and (frame := FRAME.search(line)):
+            current["stack"], current["spill_stores"], current["spill_loads"] = map(
+                int, frame.groups())
+        elif current is not None and (used := USED.search(line)):
+            current["registers"] = int(used.group(1))
+            current = None  # the entry's last line
+    return kernels
+
+
+def short_names(mangled):
+    """Each mangled name as its template-id, e.g. decode_kernel<64, 2, true> (c++filt's
+    demangling; the mangled name where there is no c++filt)."""
+    try:
+        demangled = subprocess.run(["c++filt"], input="\n".join(mangled), capture_output=True,
+                                   text=True, check=True).stdout.splitlines()
+    except (OSError, subprocess.CalledProcessError):
+        return list(mangled)
+    return [(m.group(1) if (m := SHORT.search(name)) else name) for name in demangled]
+
+
+def instantiations(build_dir, pattern):
+    """(variant, compile command, directory) of each generated kernel instantiation."""
+    with open(os.path.join(build_dir, "compile_commands.json")) as file:
+        commands = json.load(file)
+    found = []
+    for entry in commands:
+        source = entry["file"]
+        if os.sep + "instantiations" + os.sep not in source:
+            continue
+        variant = os.path.splitext(os.path.basename(source))[0]
+        if re.search(pattern, variant):
+            found.append((variant, entry["command"], entry["directory"]))
+    return sorted(found)
+
+
+def ptxas_report(command, directory):
+    """ptxas -v's output for one compile line, its object written to a scratch file."""
+    words, kept, skip = shlex.split(command), [], False
+    for word in words:
+        if skip:
+            skip = False
+        elif word in ("-o", "-MF", "-MT"):
+            skip = True
+        elif not word.startswith("-MD"):
+            kept.append(word)
+    with tempfile.TemporaryDirectory() as scratch:
+        result = subprocess.run(kept + ["-Xptxas", "-v", "-o", os.path.join(scratch, "k.o")],
+                                capture_output=True, text=True, cwd=directory)
+    if result.returncode != 0:
+        raise RuntimeError(result.stderr[-2000:])
+    return result.stderr
+
+
+def main(argv):
+    if len(argv) not in (2, 3) or argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 2
+    build_dir, pattern = argv[1], argv[2] if len(argv) == 3 else ""
+    found = instantiations(build_dir, pattern)
+    if not found:
+        print(f"kernel_resources: no kernel instantiation of {build_dir} matches '{pattern}'",
+              file=sys.stderr)
+        return 2
+    print(f"kernel_resources: compiling {len(found)} instantiations of {build_dir} with "
+          "-Xptxas -v", file=sys.stderr)
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        reports = list(pool.map(lambda item: ptxas_report(item[1], item[2]), found))
+    rows = []
+    for (variant, _, _), report in zip(found, reports):
+        kernels = parse_ptxas(report)
+        for kernel, name in zip(kernels, short_names([k["kernel"] for k in kernels])):
+            rows.append((variant, name, kernel))
+    print(f"{'variant':<24} {'kernel':<36} {'arch':<7} {'regs':>4} {'stack':>5} "
+          f"{'spill st':>8} {'spill ld':>8}")
+    spilled = 0
+    for variant, name, k in rows:
+        spilled += k["spill_stores"] + k["spill_loads"] > 0
+        print(f"{variant:<24} {name:<36} {k['arch']:<7} {k['registers'] or 0:>4} "
+              f"{k['stack']:>5} {k['spill_stores']:>8} {k['spill_loads']:>8}")
+    if spilled:
+        print(f"kernel_resources: {spilled} kernel(s) spill", file=sys.stderr)
+    return 1 if spilled else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
