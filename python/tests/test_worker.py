@@ -54,6 +54,8 @@ def test_answers_the_protocol_and_checks_arms_against_the_reference(cpu_worker):
     labelled = cpu_worker.ask(op="prepare", arm={"python": "python_arms:labelled",
                                                  "params": {"label": "the op, 1 split"}})
     assert labelled["arm"] == 1 and labelled["resolved_config"] == "the op, 1 split", labelled
+    shared = cpu_worker.ask(op="prepare", arm={"python": "python_arms:shared_outputs"})
+    assert shared["ok"] and shared["arm"] == 2, shared  # its outputs are the checked ones
     wrong = cpu_worker.ask(op="prepare",
                            arm={"python": "python_arms:wrong_scale", "params": {"factor": 1.1}})
     assert wrong["ok"] and wrong["arm"] is None
@@ -71,7 +73,7 @@ def test_answers_the_protocol_and_checks_arms_against_the_reference(cpu_worker):
     sample = cpu_worker.ask(op="sample", arm=0)
     assert sample["ok"] and sample["failure"] == "" and sample["time_us"] > 0
     assert sample["value"] == pytest.approx(3 / (sample["time_us"] * 1e-6))
-    missing = cpu_worker.ask(op="sample", arm=2)
+    missing = cpu_worker.ask(op="sample", arm=3)
     assert not missing["ok"] and "no such prepared arm" in missing["error"]
     unknown = cpu_worker.ask(op="launch")
     assert not unknown["ok"] and "unknown op 'launch'" in unknown["error"]
