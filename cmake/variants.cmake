@@ -29,6 +29,13 @@ set(MLALAB_WGMMA_SWAPPED_STAGES_AXIS 2 3)
 
 set(MLALAB_VARIANTS ".*" CACHE STRING "Regex selecting which kernel variants to compile")
 
+# Variants none of whose kernels may spill to local memory: the launch path refuses a kernel
+# that spills (src/dispatch/feasibility.cpp), a loss only a GPU run would otherwise show. The
+# test KernelsDoNotSpill checks those a build compiles (scripts/kernel_resources.py: ptxas -v,
+# no GPU). Every wgmma variant and the CI selection's portable ones; other portable variants
+# may spill by design (the tuner then prunes them, with the reason).
+set(MLALAB_SPILL_FREE_VARIANTS_REGEX "^(h16_t16_w4_s2|h64_t32_w8_s2|wgmma_.*)$")
+
 # Appends one variant (if MLALAB_VARIANTS selects it) to the caller's sources, names and table.
 macro(mlalab_add_variant name header instantiation table_entry)
   if(NOT "${name}" MATCHES "${MLALAB_EXCLUDED_VARIANTS_REGEX}" AND "${name}" MATCHES "${MLALAB_VARIANTS}")

@@ -10,7 +10,9 @@ compiled as it is now, whatever the build last saw, so a change's spills show be
 build. Exit status 1 when a kernel spills: a spilling balanced kernel is refused balanced
 launches, a spilling split kernel the variant (src/dispatch/feasibility.cpp); on a GPU,
 `mlalab configs` reads the same from the loaded code. Two of session 31's changes spilled 4 B
-here before they ever ran (docs/perf-notes.md, versions 47 and 48).
+here before they ever ran (docs/perf-notes.md, versions 47 and 48). Exit status 3 when no
+variant of the build matches (the test KernelsDoNotSpill counts that a skip), 2 on bad usage.
+(ptxas's -Werror does not make its spill warning an error: a build flag cannot catch it.)
 """
 import concurrent.futures
 import json
@@ -98,7 +100,7 @@ def main(argv):
     if not found:
         print(f"kernel_resources: no kernel instantiation of {build_dir} matches '{pattern}'",
               file=sys.stderr)
-        return 2
+        return 3
     print(f"kernel_resources: compiling {len(found)} instantiations of {build_dir} with "
           "-Xptxas -v", file=sys.stderr)
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
