@@ -28,6 +28,11 @@
 # the subset below and every case), MLALAB_RACECHECK_VARIANTS, MLALAB_SYNCCHECK_VARIANTS, and
 # MLALAB_AB_EXPERIMENTS (space-separated toml files, default the two below). Binaries built
 # elsewhere travel as scripts/pack_build.sh packs them.
+# MLALAB_STOP_AT (seconds since the epoch, e.g. $(( $(date +%s) + 540 )) for a call limited to
+# 600 s): no step starts after it, and a step still running then gets SIGTERM (a lab writes what
+# it measured, marked partial). The device tool kills a call at its limit with everything in
+# it, so OUT_DIR.tar.gz is packed again after every stage: a call stopped mid-stage still
+# returns the stages before it. Steps skipped for the stop time are listed in OUT_DIR/skipped.txt.
 set -uo pipefail
 build=${1:?build dir}
 out=${2:?output dir}
@@ -40,11 +45,27 @@ gpu_tests="$build/tests/mlalab_gpu_tests"
 variants="${MLALAB_BENCH_VARIANTS:-all}"
 status=0
 
+pack() {  # OUT_DIR.tar.gz, replaced whole, so a kill while packing leaves the last one
+  tar czf "$out.tar.gz.partial" -C "$(dirname "$out")" "$(basename "$out")" &&
+    mv "$out.tar.gz.partial" "$out.tar.gz"
+}
+
 run() {  # run NAME CMD...: tee the output to OUT_DIR/NAME.log, remember failures
   local name=$1
   shift
+  local limit=()
+  if [ -n "${MLALAB_STOP_AT:-}" ]; then
+    local left=$((MLALAB_STOP_AT - $(date +%s)))
+    if [ "$left" -le 0 ]; then
+      echo "=== $name skipped: MLALAB_STOP_AT has passed"
+      echo "$name" >> "$out/skipped.txt"
+      status=1
+      return 0
+    fi
+    limit=(timeout --kill-after=20 "$left")
+  fi
   echo "=== $name: $*"
-  "$@" > "$out/$name.log" 2>&1
+  "${limit[@]}" "$@" > "$out/$name.log" 2>&1
   local rc=$?
   tail -n 25 "$out/$name.log"
   [ "$rc" -ne 0 ] && { echo "=== $name failed with exit status $rc"; status=1; }
@@ -143,6 +164,7 @@ for stage in "${stages[@]}"; do
       ;;
     *) echo "unknown stage $stage"; status=1 ;;
   esac
+  pack
 done
-tar czf "$out.tar.gz" -C "$(dirname "$out")" "$(basename "$out")"
+pack
 exit $status

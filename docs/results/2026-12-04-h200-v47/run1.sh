@@ -12,6 +12,10 @@
 #   for b in prev v46 v47; do bash scripts/pack_build.sh build-$b build-d/$b.txz; done
 # and call with carry ["build-d"]. GPU tests of the four variants, memcheck and synccheck of
 # both 64-head wgmma variants on the cases with balanced launches, then both labs.
+# The device kills a call at 600 s: no step starts after MLALAB_STOP_AT (set it once, before
+# this script, when another shares the call), and $OUT/*.tar.gz is packed after every stage.
+: "${MLALAB_STOP_AT:=$(( $(date +%s) + 570 ))}"
+export MLALAB_STOP_AT
 for b in prev v46 v47; do
   mkdir -p build-$b && tar -xJf build-d/$b.txz -C build-$b || exit 1
 done

@@ -10,6 +10,10 @@
 # and call with carry ["build-d"] (with version 47's run1.sh in the same call, its archives
 # too). GPU tests of the four variants, memcheck and synccheck of the three wgmma variants on
 # the cases with pages below a tile, then both labs.
+# The device kills a call at 600 s: no step starts after MLALAB_STOP_AT (set it once, before
+# this script, when another shares the call), and $OUT/*.tar.gz is packed after every stage.
+: "${MLALAB_STOP_AT:=$(( $(date +%s) + 570 ))}"
+export MLALAB_STOP_AT
 for b in prev v48; do
   mkdir -p build-$b && tar -xJf build-d/$b.txz -C build-$b || exit 1
 done
