@@ -6,8 +6,8 @@
 # most 8 files).
 #
 #   scripts/gpu_session.sh BUILD_DIR OUT_DIR [stage ...]
-# stages: info configs tests bench sanitize ab tune targets python triton peers (default: the
-# first six, in that order: the figures first, the slow sanitizer and the long A/B runs last).
+# stages: info configs tests bench sanitize ab tune targets python triton peers stalls (default:
+# the first six, in that order: the figures first, the slow sanitizer and the long A/B runs last).
 # tune re-tunes, --fresh, the two equal-length tables of docs/results/2026-12-01-h200-tuning/
 # (V4 H = 16 and V3 H = 128, context 4,096) into OUT_DIR: after any kernel change their code
 # hashes differ from the build's and a Dispatcher refuses them, so a full build's session
@@ -19,7 +19,8 @@
 # runs experiments/python-path.toml (the Python path against the kernel path, one kernel) and
 # experiments/triton-occupancy.toml, whose Triton arms are Python arms of that Python; peers
 # (after python) runs bench/peers/peer_table.py, whose peers must be importable (FlashInfer:
-# carry its wheel).
+# carry its wheel); stalls samples where the decode kernel's warps wait, per source line
+# (Nsight Compute; MLALAB_STALLS_VARIANT, default wgmma_h64_t64_w8_s2).
 # Environment: MLALAB_BENCH_VARIANTS (comma list or 'all', default all), MLALAB_AB_MINUTES
 # (per experiment, default: the file's max_minutes), MLALAB_PEERS_ARGS (peer_table.py's);
 # for a change's own check (tests, sanitize and ab of the variants it touches, against a
@@ -161,6 +162,27 @@ for stage in "${stages[@]}"; do
       # shellcheck disable=SC2086  # MLALAB_PEERS_ARGS is a list of arguments
       run peers python3 bench/peers/peer_table.py --json "$out/peers.json" \
         --markdown "$out/peers.md" ${MLALAB_PEERS_ARGS:-}
+      ;;
+    stalls)
+      # Where the decode kernel's warps wait, per source line: Nsight Compute's warp-state
+      # sampling (the build has -lineinfo) at the GPU's own clocks, for the two shapes whose
+      # targets are furthest (128 heads at batch 64, the 64-token kernel; 16 heads at batch 64).
+      # The report itself stays out of the archive (size); its pages come back as text.
+      for case in "h128_b64 128" "h16_b64 16"; do
+        read -r name heads <<< "$case"
+        report="$out.ncu/stalls_$name"
+        mkdir -p "$out.ncu"
+        run "stalls_$name" ncu --clock-control none --kernel-name regex:decode_kernel \
+          --launch-skip 3 --launch-count 1 --section WarpStateStats --section SourceCounters \
+          --import-source yes -f -o "$report" \
+          "$mlalab" bench --heads "$heads" --batch 64 --context 4096 \
+          --variant "${MLALAB_STALLS_VARIANT:-wgmma_h64_t64_w8_s2}"
+        run "stalls_${name}_details" ncu -i "$report.ncu-rep" --page details
+        # Both views: samples per CUDA line (with the SASS under it) and per instruction.
+        run "stalls_${name}_source" ncu -i "$report.ncu-rep" --page source --csv \
+          --print-source cuda,sass
+        run "stalls_${name}_sass" ncu -i "$report.ncu-rep" --page source --csv --print-source sass
+      done
       ;;
     *) echo "unknown stage $stage"; status=1 ;;
   esac
