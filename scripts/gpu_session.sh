@@ -168,13 +168,17 @@ for stage in "${stages[@]}"; do
       # sampling (the build has -lineinfo) at the GPU's own clocks, for the two shapes whose
       # targets are furthest (128 heads at batch 64, the 64-token kernel; 16 heads at batch 64).
       # The report itself stays out of the archive (size); its pages come back as text.
+      # -lineinfo records the source paths of the machine that built the binary: where ncu
+      # can be told to look for them elsewhere, this checkout's files are the same.
+      source_folders=()
+      ncu --help 2>/dev/null | grep -q -- '--source-folders' && source_folders=(--source-folders "$PWD")
       for case in "h128_b64 128" "h16_b64 16"; do
         read -r name heads <<< "$case"
         report="$out.ncu/stalls_$name"
         mkdir -p "$out.ncu"
         run "stalls_$name" ncu --clock-control none --kernel-name regex:decode_kernel \
           --launch-skip 3 --launch-count 1 --section WarpStateStats --section SourceCounters \
-          --import-source yes -f -o "$report" \
+          --import-source yes "${source_folders[@]}" -f -o "$report" \
           "$mlalab" bench --heads "$heads" --batch 64 --context 4096 \
           --variant "${MLALAB_STALLS_VARIANT:-wgmma_h64_t64_w8_s2}"
         run "stalls_${name}_details" ncu -i "$report.ncu-rep" --page details
