@@ -13,7 +13,8 @@
 # hashes differ from the build's and a Dispatcher refuses them, so a full build's session
 # should run it; installing the new tables there is a copy, after reading the logs.
 # targets runs bench/targets/hopper_targets.py (issue 12's targets, judged: OUT_DIR/targets/;
-# after peers, the peer table's target too);
+# after peers, or with an earlier peer table as MLALAB_PEERS_JSON, the peer table's target too;
+# MLALAB_TARGETS_VARIANTS: its --variants);
 # python installs the Python package into the machine's Python (pip --no-build-isolation,
 # MLALAB_VARIANTS / MLALAB_CUDA_ARCHS as for pip) and runs python/tests; triton (after python)
 # runs experiments/python-path.toml (the Python path against the kernel path, one kernel) and
@@ -144,7 +145,8 @@ for stage in "${stages[@]}"; do
       ;;
     targets)
       run targets python3 bench/targets/hopper_targets.py --mlalab "$mlalab" --out "$out/targets" \
-        --peers "$out/peers.json"
+        --peers "${MLALAB_PEERS_JSON:-$out/peers.json}" \
+        ${MLALAB_TARGETS_VARIANTS:+--variants "$MLALAB_TARGETS_VARIANTS"}
       ;;
     python)
       run python_install python3 -m pip install --no-build-isolation --no-index .
