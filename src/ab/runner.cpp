@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -192,6 +193,9 @@ class Run {
   void note_plan(std::size_t index, const std::string& label);
   // Why a point ended on its time budget, after `rounds` rounds.
   std::string budget_text(int rounds, double allotment_s) const;
+  // The points whose time ran out before decision.min_rounds, as a partial run's reason; empty
+  // when there are none.
+  std::string starved_points_text() const;
   // A kernel arm's harness error: the run's error when the CUDA context is gone, else nullopt.
   std::optional<std::string> context_lost(const std::string& what);
   void invalidate(std::size_t arm, const PointRecord& point, const std::string& reason);
@@ -614,6 +618,25 @@ void Run::note_plan(std::size_t index, const std::string& label) {
   }
 }
 
+// A point whose time ran out before its first look has no verdict, only a count of rounds:
+// the run did not measure what it was asked to, so it is partial (exit status 4), not a run
+// whose exit status 0 a CI job would read as "no change".
+std::string Run::starved_points_text() const {
+  std::vector<std::string> starved;
+  for (const PointRecord& point : record_.points) {
+    if (point.stop_reason == StopReason::kTimeBudgetSpent &&
+        point.rounds < experiment_.stats.min_rounds) {
+      starved.push_back(fmt::format("C={} had {}", point.concurrency, point.rounds));
+    }
+  }
+  if (starved.empty()) return {};
+  return fmt::format("the time ran out at {} of {} points before their decision.min_rounds = {} "
+                     "rounds ({}): no verdict there; raise decision.time_budget_s or "
+                     "measure.max_minutes (--max-minutes)",
+                     starved.size(), record_.points.size(), experiment_.stats.min_rounds,
+                     fmt::join(starved, ", "));
+}
+
 std::string Run::budget_text(int rounds, double allotment_s) const {
   return allotment_s < experiment_.stats.time_budget_s
              ? fmt::format("this point's share of the run's {:g}-minute budget ({}) spent after "
@@ -778,6 +801,7 @@ RunOutcome Run::run() {
         break;
     }
   }
+  if (partial_reason.empty()) partial_reason = starved_points_text();
   progress_.clear();
   record_.environment.load_at_end = read_end_load(cpu_usage_at_start_);
   progress_.note("host load at the end: " + end_load_text(record_.environment));

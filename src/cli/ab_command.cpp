@@ -277,8 +277,8 @@ CLI::App* add_ab_command(CLI::App& app, int& exit_code) {
       "callable (python = \"module:function\", params: run by `python -m mlalab.worker` of\n"
       "$MLALAB_PYTHON or python3), or a shell command (command, metric): docs/experiments.md.\n"
       "Exit status (first match wins): 2 an error; 3 an arm INVALID (wrong results, or no\n"
-      "valid sample); 4 a partial run (Ctrl-C, SIGTERM, or the budget ran out before every\n"
-      "point was measured); 1 a variant REJECTED; 0 otherwise.");
+      "valid sample); 4 a partial run (Ctrl-C, SIGTERM, or the time ran out before every\n"
+      "point had min_rounds rounds); 1 a variant REJECTED; 0 otherwise.");
   command->callback([options, &exit_code] {
     std::string error;
     if (!output_folder()("--out", options->out, &error)) throw CLI::ValidationError(error);

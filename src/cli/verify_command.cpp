@@ -96,25 +96,29 @@ report::FingerprintArm current_arm(const report::FingerprintArm& recorded, const
 // This machine as a run on `backend` records it (ab/environment.h), so that verify and the
 // runner read the machine the same way. Without a usable GPU a cuda run cannot be verified at
 // all: as for a cuda run, that is an error (exit 2), not a difference.
-report::Fingerprint current_machine(Backend backend) {
+// `backend_option`: whether --backend chose `backend` (else the fingerprint did).
+report::Fingerprint current_machine(Backend backend, bool backend_option) {
   if (backend == Backend::kCpu) return report::machine_fingerprint(ab::cpu_environment());
   if (backend == Backend::kNone) return report::machine_fingerprint(ab::command_environment());
   std::string why_not;
   const auto device = bench::query_device(&why_not);
   if (!device) {
-    throw std::runtime_error(fmt::format(
-        "the run was on the cuda backend and this machine has no usable CUDA device ({}): its "
-        "GPU cannot be compared; run verify where the GPU is",
-        why_not));
+    throw std::runtime_error(
+        backend_option
+            ? fmt::format("--backend cuda: this machine has no usable CUDA device ({})", why_not)
+            : fmt::format("the run was on the cuda backend and this machine has no usable CUDA "
+                          "device ({}): its GPU cannot be compared; run verify where the GPU is",
+                          why_not));
   }
   return report::machine_fingerprint(ab::cuda_environment(*device));
 }
 
 report::Fingerprint current_fingerprint(const report::Fingerprint& recorded,
-                                        Backend backend,
+                                        Backend backend, bool backend_option,
                                         const std::optional<ab::Experiment>& experiment) {
-  report::Fingerprint current = current_machine(backend);
+  report::Fingerprint current = current_machine(backend, backend_option);
   current.experiment = recorded.experiment;
+  if (experiment) current.sweep = report::sweep_fields(*experiment);
   for (const report::FingerprintArm& arm : recorded.arms) {
     if (arm.role == ab::ArmRole::kBaselineRepeat) continue;
     const ab::Arm* declared = experiment ? declared_arm(*experiment, arm) : nullptr;
@@ -154,7 +158,7 @@ int run_verify(const VerifyOptions& options) {
     }
     backend = !options.backend.empty() ? parse_backend(options.backend).value_or(Backend::kCuda)
                                        : recorded.backend.value_or(Backend::kCuda);
-    current = current_fingerprint(recorded, backend, experiment);
+    current = current_fingerprint(recorded, backend, !options.backend.empty(), experiment);
   } catch (const std::exception& error) {
     fmt::print(stderr, "mlalab verify: error: {}\n", error.what());
     return kExitError;
@@ -176,7 +180,8 @@ int run_verify(const VerifyOptions& options) {
     fmt::print("Not compared: {}\n", fmt::join(comparison.not_compared, ", "));
   }
   if (!experiment) {
-    fmt::print("Configs not compared: pass --experiment FILE to compare them\n");
+    fmt::print("The sweep and the configs not compared: pass --experiment FILE to compare "
+               "them\n");
   }
 
   std::vector<std::string> blocking;
@@ -200,7 +205,8 @@ CLI::App* add_verify_command(CLI::App& app, int& exit_code) {
   CLI::App* command = app.add_subcommand(
       "verify",
       "Check that this build and machine match a recorded fingerprint.json (from mlalab ab): "
-      "the GPU or the host's CPU, the arms' code hashes, and with --experiment their configs");
+      "the GPU or the host's CPU, the arms' code hashes, and with --experiment the sweep and "
+      "the arms' configs");
   auto options = std::make_shared<VerifyOptions>();
   command->add_option("fingerprint", options->fingerprint_path, "fingerprint.json of a run")
       ->required();
@@ -209,13 +215,15 @@ CLI::App* add_verify_command(CLI::App& app, int& exit_code) {
                    "the backend to compare as (default: the recorded one)")
       ->check(CLI::IsMember({"cuda", "cpu"}));
   command->add_option("--experiment", options->experiment_path,
-                      "the experiment file as it is now: compare every arm's config with it");
+                      "the experiment file as it is now: compare the sweep (layout, heads, page "
+                      "size, concurrency, context, launches per sample) and every arm's config "
+                      "with it");
   command->footer(
       "What must match depends on the recorded backend: cuda the GPU, its SM count and peak\n"
       "clocks; cpu the CPU model, hardware threads and usable CPUs (taskset counts); none\n"
       "(command arms) those and the GPUs visible; on every backend each arm's code hash (the\n"
       "variant's SASS, the CPU backend's machine code, the command line) and, with\n"
-      "--experiment, its config. Only noted: the commit (the code hashes decide), the driver\n"
+      "--experiment, its config and the sweep. Only noted: the commit (the code hashes decide), the driver\n"
       "and CUDA runtime, and the host: another host with the same CPU or GPU measures alike,\n"
       "and a container's host name changes at every start. The Compared: line lists exactly\n"
       "what was compared.\n"

@@ -1,6 +1,7 @@
 #include "report/fingerprint.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <optional>
@@ -51,23 +52,29 @@ T field_or(const nlohmann::json& json, std::string_view key, std::string_view wh
   return field<T>(json, key, where);
 }
 
-ConfigFields config_from_json(const nlohmann::json& json, std::string_view where) {
-  const auto config = field<nlohmann::json>(json, "config", where);
-  if (!config.is_object()) {
-    throw std::runtime_error(fmt::format("fingerprint.json: {}config is not an object", where));
+// `object` (a fingerprint's "config" or "sweep", at `where`): text or null per field.
+ConfigFields fields_from_json(const nlohmann::json& object, std::string_view where) {
+  if (!object.is_object()) {
+    throw std::runtime_error(fmt::format("fingerprint.json: {} is not an object", where));
   }
   ConfigFields fields;
-  for (const auto& [key, value] : config.items()) {
+  for (const auto& [key, value] : object.items()) {
     if (value.is_null()) {
       fields[key] = std::nullopt;
     } else if (value.is_string()) {
       fields[key] = value.get<std::string>();
     } else {
       throw std::runtime_error(
-          fmt::format("fingerprint.json: {}config.{}: neither text nor null", where, key));
+          fmt::format("fingerprint.json: {}.{}: neither text nor null", where, key));
     }
   }
   return fields;
+}
+
+Json fields_json(const ConfigFields& fields) {
+  Json object = Json::object();
+  for (const auto& [key, value] : fields) object[key] = value ? Json(*value) : Json(nullptr);
+  return object;
 }
 
 bool is_command_arm(const FingerprintArm& arm) {
@@ -186,9 +193,35 @@ ab::EnvironmentRecord machine_of(const Fingerprint& fingerprint) {
   return environment;
 }
 
+ConfigFields sweep_fields(const ab::Experiment& experiment) {
+  const ab::ContextSpec& context = experiment.sweep.context;
+  std::string context_text;
+  switch (context.kind) {
+    case ab::ContextSpec::Kind::kFixed:
+      context_text = std::to_string(context.length);
+      break;
+    case ab::ContextSpec::Kind::kUniform:
+      context_text = fmt::format("uniform [{}, {}] seed {}", context.min_length,
+                                 context.max_length, context.seed);
+      break;
+    case ab::ContextSpec::Kind::kLogNormal:
+      context_text = fmt::format("lognormal median {} sigma {:g} [{}, {}] seed {}",
+                                 context.length, context.sigma, context.min_length,
+                                 context.max_length, context.seed);
+      break;
+  }
+  return {{"layout", std::string(name_of(experiment.sweep.layout))},
+          {"heads", std::to_string(experiment.sweep.heads)},
+          {"page_size", std::to_string(experiment.sweep.page_size)},
+          {"concurrency", fmt::format("{}", fmt::join(experiment.sweep.concurrency, ","))},
+          {"context", context_text},
+          {"launches_per_sample", std::to_string(experiment.measure.launches_per_sample)}};
+}
+
 Fingerprint fingerprint_of(const ab::RunRecord& record) {
   Fingerprint fingerprint = machine_fingerprint(record.environment);
   fingerprint.experiment = record.experiment.name;
+  fingerprint.sweep = sweep_fields(record.experiment);
   fingerprint.started_utc = record.started_utc;
   for (const ab::ArmRecord& arm : record.arms) {
     fingerprint.arms.push_back({.name = arm.name,
@@ -205,12 +238,10 @@ Fingerprint fingerprint_of(const ab::RunRecord& record) {
 Json fingerprint_json(const Fingerprint& fingerprint) {
   Json arms = Json::array();
   for (const FingerprintArm& arm : fingerprint.arms) {
-    Json config = Json::object();
-    for (const auto& [key, value] : arm.config) config[key] = value ? Json(*value) : Json(nullptr);
     arms.push_back({{"name", arm.name},
                     {"role", name_of(arm.role)},
                     {"config_text", arm.config_text},
-                    {"config", config},
+                    {"config", fields_json(arm.config)},
                     {"code_hash", text_or_null(arm.code_hash)},
                     {"binary_hash", text_or_null(arm.binary_hash)},
                     {"valid", arm.valid}});
@@ -231,6 +262,7 @@ Json fingerprint_json(const Fingerprint& fingerprint) {
           {"usable_cpus", positive_or_null(fingerprint.usable_cpus)},
           {"commit", text_or_null(fingerprint.commit)},
           {"host", text_or_null(fingerprint.host)},
+          {"sweep", fingerprint.sweep.empty() ? Json(nullptr) : fields_json(fingerprint.sweep)},
           {"arms", arms}};
 }
 
@@ -270,7 +302,8 @@ Fingerprint fingerprint_from_json(const nlohmann::json& json) {
     FingerprintArm arm{.name = field<std::string>(arms[i], "name", where),
                        .role = ab::ArmRole::kVariant,
                        .config_text = field<std::string>(arms[i], "config_text", where),
-                       .config = config_from_json(arms[i], where),
+                       .config = fields_from_json(field<nlohmann::json>(arms[i], "config", where),
+                                                  fmt::format("{}config", where)),
                        .code_hash = field_or<std::string>(arms[i], "code_hash", where, {}),
                        .binary_hash = arms[i].contains("binary_hash")
                                           ? field_or<std::string>(arms[i], "binary_hash", where, {})
@@ -282,6 +315,10 @@ Fingerprint fingerprint_from_json(const nlohmann::json& json) {
       throw std::runtime_error(fmt::format("fingerprint.json: {}role: {}", where, error.what()));
     }
     fingerprint.arms.push_back(std::move(arm));
+  }
+  // Recorded since schema 2 was in use: absent (or null) in earlier files, unknown there.
+  if (json.contains("sweep") && !json["sweep"].is_null()) {
+    fingerprint.sweep = fields_from_json(json["sweep"], "sweep");
   }
   if (schema_1) upgrade_from_schema_1(fingerprint);
   return fingerprint;
@@ -337,6 +374,22 @@ Comparison compare_fingerprints(const Fingerprint& recorded, const Fingerprint& 
     count("usable CPUs", recorded.usable_cpus, current.usable_cpus, "");
     if (recorded.backend == Backend::kNone) {
       text("GPUs visible", recorded.gpu, current.gpu, true);
+    }
+  }
+
+  // The sweep: known now only from the experiment file (verify --experiment).
+  if (!current.sweep.empty()) {
+    if (recorded.sweep.empty()) {
+      comparison.not_compared.push_back("the sweep (not recorded)");
+    } else {
+      comparison.compared.push_back("the sweep");
+      std::map<std::string, std::optional<std::string>> keys = recorded.sweep;
+      keys.insert(current.sweep.begin(), current.sweep.end());
+      for (const auto& [key, ignored] : keys) {
+        const std::string a = config_value_text(recorded.sweep, key);
+        const std::string b = config_value_text(current.sweep, key);
+        if (a != b) differences.push_back({"sweep " + key, a, b, true});
+      }
     }
   }
 

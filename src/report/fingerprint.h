@@ -74,6 +74,9 @@ struct Fingerprint {
   std::string commit;
   std::string host;
   std::vector<FingerprintArm> arms;
+  // What every arm was measured on (sweep_fields), compared field by field. Empty: not
+  // recorded (fingerprints before it), or not known now (verify without the experiment file).
+  ConfigFields sweep{};
 };
 
 // An arm's config as comparable fields: "kind" ("kernel" or "command"); kernel arms
@@ -81,6 +84,10 @@ struct Fingerprint {
 // backend); command arms "command", "metric" (named as the experiment file's key),
 // "direction", "timeout_s" and "env.NAME" per variable.
 ConfigFields config_fields(const ab::Arm& arm, Backend backend);
+
+// The experiment's sweep and samples as comparable fields: "layout", "heads", "page_size",
+// "concurrency", "context", "launches_per_sample": what changes every arm's measurement alike.
+ConfigFields sweep_fields(const ab::Experiment& experiment);
 
 Fingerprint fingerprint_of(const ab::RunRecord& record);
 // The machine part alone (no experiment, no arms): what `mlalab verify` reads now.
@@ -117,9 +124,10 @@ struct Comparison {
 
 // Compares what must match for the recorded backend; a field unknown on either side is not
 // compared (and listed in not_compared). Blocking:
-//   every backend: the backend; per arm (matched by name; the A′ arm is the baseline again and
-//     is skipped) its presence and every config field when the current config is known, and
-//     its code hash when both are known;
+//   every backend: the backend; the sweep's fields when both sides know them; per arm
+//     (matched by name; the A′ arm is the baseline again and is skipped) its presence and
+//     every config field when the current config is known, and its code hash when both are
+//     known;
 //   cuda: GPU, SM count, peak SM clock, memory clock;
 //   cpu:  CPU model, hardware threads, usable CPUs (what the CPU backend's threads run on);
 //   none: the same, and the GPUs visible to the commands.

@@ -106,6 +106,22 @@ TEST_F(VerifyCommand, CpuRunVerifiesOnTheSameMachineAndSaysWhatItCompared) {
   EXPECT_NE(verify.out.find("\nverified\n"), std::string::npos) << verify.out;
 }
 
+// The experiment file names what was measured as well as the arms: a file whose sweep changed
+// since the run is a difference, not "verified".
+TEST_F(VerifyCommand, AnExperimentWhoseSweepChangedIsADifference) {
+  const std::string fingerprint =
+      (run_experiment("tiny-cpu", kCpuExperiment) / "fingerprint.json").string();
+  std::string changed = kCpuExperiment;
+  changed.replace(changed.find("context = 128"), 13, "context = 256");
+  const std::filesystem::path experiment = folder_ / "tiny-cpu-256.toml";
+  std::ofstream(experiment) << changed;
+  const Outcome verify =
+      run_mlalab(fmt::format("verify {} --experiment {}", fingerprint, experiment.string()));
+  EXPECT_EQ(verify.status, kExitDifferent) << verify.out << verify.err;
+  EXPECT_NE(verify.out.find("\n  sweep context: recorded 128, current 256\n"), std::string::npos)
+      << verify.out;
+}
+
 TEST_F(VerifyCommand, CpuRunUnderTasksetIsADifference) {
   if (usable_cpus() < 2 || std::system("command -v taskset >/dev/null") != 0) {
     GTEST_SKIP() << "needs taskset and 2 usable CPUs";
@@ -161,7 +177,8 @@ TEST_F(VerifyCommand, CommandRunVerifiesOnTheSameMachine) {
       << verify.out;
   verify = run_mlalab(fmt::format("verify {} --experiment {}", fingerprint, experiment.string()));
   EXPECT_EQ(verify.status, kExitVerified) << verify.out << verify.err;
-  EXPECT_NE(verify.out.find("GPUs visible, the code hashes of 2 arms, the configs of 2 arms;"),
+  EXPECT_NE(verify.out.find("GPUs visible, the sweep, the code hashes of 2 arms, the configs of "
+                            "2 arms;"),
             std::string::npos)
       << verify.out;
 }

@@ -1,7 +1,10 @@
 #include "report/fingerprint.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -132,6 +135,54 @@ TEST(CompareFingerprints, FlagsAChangedConfig) {
             (std::vector<std::string>{
                 "arm 8 warps: config variant: recorded h16_t16_w8_s2, current absent",
                 "arm 3 stages: config split: recorded heuristic, current fixed:4"}));
+}
+
+TEST(Fingerprint, RecordsTheSweepEveryArmWasMeasuredOn) {
+  const ab::RunRecord record = testing::synthetic_record();
+  EXPECT_EQ(recorded().sweep.at("layout"), std::string(name_of(record.experiment.sweep.layout)));
+  EXPECT_EQ(recorded().sweep.at("heads"), std::to_string(record.experiment.sweep.heads));
+  EXPECT_EQ(recorded().sweep.at("concurrency"), fmt::format("{}", fmt::join(
+                                                    record.experiment.sweep.concurrency, ",")));
+  EXPECT_EQ(recorded().sweep.at("launches_per_sample"),
+            std::to_string(record.experiment.measure.launches_per_sample));
+  EXPECT_EQ(recorded().sweep.size(), 6u);  // and page_size, context
+  ab::Experiment lognormal = record.experiment;
+  lognormal.sweep.context = {.kind = ab::ContextSpec::Kind::kLogNormal, .length = 2048,
+                             .min_length = 64, .max_length = 131072, .sigma = 1.5, .seed = 7};
+  EXPECT_EQ(sweep_fields(lognormal).at("context"),
+            "lognormal median 2048 sigma 1.5 [64, 131072] seed 7");
+}
+
+TEST(CompareFingerprints, FlagsAChangedSweep) {
+  Fingerprint current = recorded();
+  const std::string heads = *current.sweep.at("heads");
+  current.sweep["heads"] = "128";
+  current.sweep["context"] = "uniform [1024, 8192] seed 7";
+  const Comparison comparison = compare_fingerprints(recorded(), current);
+  EXPECT_EQ(lines(comparison.differences),
+            (std::vector<std::string>{
+                "sweep context: recorded " + *recorded().sweep.at("context") +
+                    ", current uniform [1024, 8192] seed 7",
+                "sweep heads: recorded " + heads + ", current 128"}));
+}
+
+// A fingerprint written before the sweep was recorded cannot say what it ran on: verify says
+// so rather than calling the sweep verified.
+TEST(CompareFingerprints, ASweepNotRecordedIsNotCompared) {
+  Fingerprint before = recorded();
+  before.sweep.clear();
+  const Comparison comparison = compare_fingerprints(before, recorded());
+  EXPECT_TRUE(comparison.differences.empty());
+  EXPECT_EQ(std::count(comparison.not_compared.begin(), comparison.not_compared.end(),
+                       "the sweep (not recorded)"),
+            1);
+  // Without the experiment file the current sweep is unknown: nothing about it either way.
+  Fingerprint unknown_now = recorded();
+  unknown_now.sweep.clear();
+  const Comparison without_file = compare_fingerprints(recorded(), unknown_now);
+  EXPECT_EQ(std::count(without_file.compared.begin(), without_file.compared.end(), "the sweep"),
+            0);
+  EXPECT_TRUE(without_file.differences.empty());
 }
 
 TEST(CompareFingerprints, FlagsAnotherGpuAndNotesACommit) {
@@ -293,7 +344,8 @@ TEST(CompareFingerprints, CpuRunComparesTheCpuAndTheCodeHashesAndSaysSo) {
   EXPECT_TRUE(same.differences.empty()) << ::testing::PrintToString(lines(same.differences));
   // Exactly what a CPU run depends on; nothing about a GPU.
   EXPECT_EQ(same.compared, (std::vector<std::string>{"backend", "CPU model", "hardware threads",
-                                                     "usable CPUs", "the code hashes of 2 arms",
+                                                     "usable CPUs", "the sweep",
+                                                     "the code hashes of 2 arms",
                                                      "the configs of 2 arms"}));
   EXPECT_EQ(same.noted, (std::vector<std::string>{"commit", "host"}));
   EXPECT_TRUE(same.not_compared.empty());
@@ -333,7 +385,7 @@ TEST(CompareFingerprints, CudaRunSaysWhatItCompared) {
   const Comparison comparison = compare_fingerprints(recorded(), recorded());
   EXPECT_EQ(comparison.compared,
             (std::vector<std::string>{"backend", "GPU", "SM count", "peak SM clock",
-                                      "memory clock", "the code hashes of 7 arms",
+                                      "memory clock", "the sweep", "the code hashes of 7 arms",
                                       "the configs of 7 arms"}));
   EXPECT_EQ(comparison.noted,
             (std::vector<std::string>{"commit", "driver", "CUDA runtime", "host"}));
@@ -412,6 +464,7 @@ TEST(Fingerprint, ReadsTheCommittedH200FingerprintsAndTheyStillVerify) {
     now.config = config_fields(kernel(arm.name, *arm.config.at("variant")), Backend::kCuda);
     current.arms.push_back(now);
   }
+  EXPECT_TRUE(fingerprint.sweep.empty()) << "written before fingerprints recorded the sweep";
   const Comparison comparison = compare_fingerprints(fingerprint, current);
   EXPECT_TRUE(comparison.differences.empty())
       << ::testing::PrintToString(lines(comparison.differences));
