@@ -898,6 +898,12 @@ class Parser {
     return std::find(compiled_.begin(), compiled_.end(), name) != compiled_.end();
   }
 
+  // " (did you mean 'h16_t16_w4_s4'?)" for a name a typo away from a compiled one, else "".
+  std::string compiled_hint(const std::string& name) const {
+    const auto nearest = nearest_word(name, compiled_);
+    return nearest ? fmt::format(" (did you mean '{}'?)", *nearest) : std::string();
+  }
+
   // `other_build`: the arm runs in another build, whose variants this one cannot list; that
   // build's worker refuses a variant it lacks when the arm is prepared.
   KernelArm read_cuda_arm(const Scope& scope, const KernelArm* base, bool other_build) {
@@ -929,12 +935,13 @@ class Parser {
         const bool well_formed = parse_variant_name(variant->value).has_value();
         fail(variant->line, variant->field,
              well_formed
-                 ? fmt::format("'{}' is not compiled into this build (compiled: {}); rebuild "
-                               "with MLALAB_VARIANTS selecting it",
-                               variant->value, compiled_list())
-                 : fmt::format("'{}' is not a kernel variant name (the form is "
+                 ? fmt::format("'{}' is not compiled into this build{} (compiled: {}); "
+                               "rebuild with MLALAB_VARIANTS selecting it",
+                               variant->value, compiled_hint(variant->value), compiled_list())
+                 : fmt::format("'{}' is not a kernel variant name{} (the form is "
                                "h<block_h>_t<block_t>_w<warps>_s<stages>); compiled: {}",
-                               variant->value, compiled_list()));
+                               variant->value, compiled_hint(variant->value),
+                               compiled_list()));
       }
       arm.variant = variant->value;
       last_source_.config_line = variant->line;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <system_error>
 
 #include "ab/environment.h"
 #include "ab/experiment.h"
@@ -78,11 +79,22 @@ std::filesystem::path create_results_folder(const std::filesystem::path& out,
                                             const std::string& name,
                                             std::chrono::system_clock::time_point started) {
   const std::string base = fmt::format("{}-{}", name, ab::compact_utc(started));
-  std::filesystem::create_directories(out);
+  // The --out check found its nearest existing folder writable; a file system can still refuse
+  // (/proc, a full disk): said in the option's words, not as the library's exception.
+  std::error_code error;
+  std::filesystem::create_directories(out, error);
+  if (error) {
+    throw std::runtime_error(
+        fmt::format("--out {}: cannot create the folder: {}", out.string(), error.message()));
+  }
   for (int suffix = 1; suffix <= kMaxFolderSuffix; ++suffix) {
     const std::filesystem::path dir =
         out / (suffix == 1 ? base : fmt::format("{}-{}", base, suffix));
-    if (std::filesystem::create_directory(dir)) return dir;
+    if (std::filesystem::create_directory(dir, error)) return dir;
+    if (error) {
+      throw std::runtime_error(fmt::format("--out {}: cannot create the results folder {}: {}",
+                                           out.string(), dir.string(), error.message()));
+    }
   }
   throw std::runtime_error(
       fmt::format("cannot create a new results folder named {}* in {}", base, out.string()));

@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "bench/bench_runner.h"
+#include "core/nearest_word.h"
 #include "kernels/registry.h"
 
 namespace mlalab::cli {
@@ -226,8 +227,15 @@ CLI::Validator variant_list_validator() {
       [](std::string& text) -> std::string {
         for (const auto& name : split_commas(text)) {
           if (name != bench::kAllVariants && kernels::find_variant(name) == nullptr) {
-            return fmt::format("unknown variant '{}': allowed '{}' or a compiled variant: {}",
-                               name, bench::kAllVariants, compiled_variant_names());
+            std::vector<std::string> names;
+            for (const auto& variant : kernels::compiled_variants()) {
+              names.push_back(variant.name);
+            }
+            const auto nearest = nearest_word(name, names);
+            return fmt::format("unknown variant '{}'{}: allowed '{}' or a compiled variant: {}",
+                               name,
+                               nearest ? fmt::format(" (did you mean '{}'?)", *nearest) : "",
+                               bench::kAllVariants, compiled_variant_names());
           }
         }
         return {};

@@ -709,6 +709,11 @@ TEST(ExperimentArms, UnknownVariantNamesListTheCompiledOnes) {
       refused(kHeader + kBaseline + "[[variant]]\nname = \"x\"\nvariant = \"fast\"\n", 12,
               "variant[0].variant");
   EXPECT_MENTIONS(malformed, "not a kernel variant name");
+  // A typo of a compiled name says which one it most likely meant.
+  const auto typo = refused(
+      kHeader + "[baseline]\nvariant = \"h16_t16_w4_s5\"\n" + kVariant, 8, "baseline.variant");
+  EXPECT_MENTIONS(typo, "'h16_t16_w4_s5' is not compiled into this build (did you mean "
+                        "'h16_t16_w4_s2'?) (compiled: ");
 }
 
 TEST(ExperimentArms, TheRealRegistryIsTheDefaultList) {

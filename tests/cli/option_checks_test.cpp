@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ab/experiment.h"
+#include "kernels/registry.h"
 
 namespace mlalab::cli {
 namespace {
@@ -209,6 +210,25 @@ TEST_F(OutputPaths, AReadOnlyFolderIsRefused) {
 
 // The binding: the value lands in the target; a refusal stops the parse with the message as
 // it is, with nothing of CLI11's own prefix.
+// --variant: every name of the list must be compiled; a typo of one says which it meant.
+TEST(VariantList, NamesTheUnknownVariantAndTheOneItMostLikelyMeant) {
+  const auto& compiled = kernels::compiled_variants();
+  ASSERT_FALSE(compiled.empty());
+  const std::string name = compiled.front().name;
+  std::string typo = name;
+  typo.back() = typo.back() == '9' ? '8' : '9';  // the stage digit: no variant has 8 or 9
+  CLI::Validator validator = variant_list_validator();
+  std::string accepted = name + ",all";
+  EXPECT_EQ(validator(accepted), "");
+  std::string refused = "all," + typo;
+  const std::string error = validator(refused);
+  EXPECT_NE(error.find(fmt::format("unknown variant '{}' (did you mean '", typo)),
+            std::string::npos)
+      << error;
+  std::string far = "nothing_like_a_variant";
+  EXPECT_EQ(validator(far).find("did you mean"), std::string::npos) << validator(far);
+}
+
 TEST(AddCheckedOption, StoresTheValueOrThrowsTheRefusal) {
   CLI::App app;
   std::optional<std::uint64_t> seed;
