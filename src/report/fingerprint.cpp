@@ -325,7 +325,22 @@ Fingerprint fingerprint_from_json(const nlohmann::json& json) {
 }
 
 Fingerprint read_fingerprint(const std::filesystem::path& path) {
-  return fingerprint_from_json(read_json_file(path));
+  const nlohmann::json json = read_json_file(path);
+  try {
+    return fingerprint_from_json(json);
+  } catch (const std::runtime_error& error) {
+    // fingerprint_from_json names the file by its usual name; the reader's own path is clearer,
+    // and a run's results.json (same folder, another schema) is the likely mix-up.
+    std::string message = error.what();
+    constexpr std::string_view kUsualName = "fingerprint.json";
+    if (message.starts_with(kUsualName)) message.replace(0, kUsualName.size(), path.string());
+    if (json.is_object() && json.contains("schema") && json["schema"].is_string() &&
+        json["schema"].get<std::string>().starts_with("mlalab.ab.results/")) {
+      message += fmt::format(": this is a run's results; its fingerprint is {}",
+                             (path.parent_path() / kUsualName).string());
+    }
+    throw std::runtime_error(message);
+  }
 }
 
 void write_fingerprint(const Fingerprint& fingerprint, std::ostream& out) {

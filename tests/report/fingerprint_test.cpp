@@ -63,6 +63,24 @@ TEST(Fingerprint, RoundTripsThroughItsFile) {
   EXPECT_TRUE(compare_fingerprints(recorded(), back).differences.empty());
 }
 
+TEST(Fingerprint, ReadingARunsResultsSaysWhereItsFingerprintIs) {
+  const auto folder = std::filesystem::path(::testing::TempDir()) / "mlalab_fingerprint_results";
+  std::filesystem::create_directories(folder);
+  std::ofstream(folder / "results.json") << R"({"schema": "mlalab.ab.results/3"})";
+  try {
+    read_fingerprint(folder / "results.json");
+    ADD_FAILURE() << "a results.json read as a fingerprint";
+  } catch (const std::runtime_error& error) {
+    const std::string message = error.what();
+    EXPECT_TRUE(message.starts_with((folder / "results.json").string() + ": schema")) << message;
+    EXPECT_NE(message.find("this is a run's results; its fingerprint is " +
+                           (folder / "fingerprint.json").string()),
+              std::string::npos)
+        << message;
+  }
+  std::filesystem::remove_all(folder);
+}
+
 TEST(Fingerprint, ReadRefusesAnotherSchema) {
   auto json = fingerprint_json(recorded());
   json["schema"] = "mlalab.ab.results/1";
