@@ -109,12 +109,16 @@ std::string start_text(const ab::RunRecord& record, const std::filesystem::path&
     machine += fmt::format(", max SM clock {} MHz, driver {}", environment.max_sm_clock_mhz,
                            environment.driver.empty() ? "unknown" : environment.driver);
   }
+  const auto counted = [](std::size_t count, std::string_view noun) {
+    return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
+  };
   std::string text = fmt::format(
-      "mlalab ab: {}: {} arms (the baseline twice, as A and A′, and {} variant(s)) at {} sweep "
-      "point(s) {}, at most {:g} minutes\n"
+      "mlalab ab: {}: {} arms (the baseline twice, as A and A′, and {}) at {} {}, at most {:g} "
+      "minutes\n"
       "host load at the start: {}\n",
-      experiment.name, record.arms.size(), experiment.variants.size(), record.points.size(),
-      machine, experiment.measure.max_minutes, ab::start_load_text(environment));
+      experiment.name, record.arms.size(), counted(experiment.variants.size(), "variant"),
+      counted(record.points.size(), "sweep point"), machine, experiment.measure.max_minutes,
+      ab::start_load_text(environment));
   if (const auto warning = ab::start_load_warning(environment)) {
     text += "warning: " + *warning + "\n";
   }

@@ -301,7 +301,7 @@ std::string verdict_cell(const ab::PointResult& point, const ab::PointNoise* noi
                          interval_text(noise->a_a.interval_pct));
     case ab::PointVerdict::kAmbiguous:
       if (change.paired_rounds < settings.min_rounds) {
-        return fmt::format("{}: {} paired rounds, fewer than the {} a verdict needs", name,
+        return fmt::format("{}: {} of the {} paired rounds a verdict needs", name,
                            change.paired_rounds, settings.min_rounds);
       }
       return fmt::format("{}: {}{}", name,
@@ -315,8 +315,8 @@ std::string verdict_cell(const ab::PointResult& point, const ab::PointNoise* noi
 std::string a_a_check_text(const ab::PointNoise& noise, const ab::Settings& settings) {
   if (noise.flagged) return fmt::format("FLAGGED (p {}): verdicts withheld", p_text(noise.p_check));
   if (noise.a_a.paired_rounds < settings.min_rounds) {
-    return fmt::format("not checked: {} paired rounds, fewer than {}", noise.a_a.paired_rounds,
-                       settings.min_rounds);
+    return fmt::format("not checked: {} of the {} paired rounds it needs",
+                       noise.a_a.paired_rounds, settings.min_rounds);
   }
   return fmt::format("ok (p {})", p_text(noise.p_check));
 }

@@ -204,7 +204,7 @@ TEST(MarkdownReport, BaselineSectionGivesTheAaCheckAtEveryPoint) {
   // Too few rounds to check: said so, not "ok".
   ab::RunRecord short_run = analysed();
   short_run.analysis->noise[0].a_a.paired_rounds = 6;
-  EXPECT_NE(markdown_of(short_run).find("| not checked: 6 paired rounds, fewer than 10 "),
+  EXPECT_NE(markdown_of(short_run).find("| not checked: 6 of the 10 paired rounds it needs "),
             std::string::npos);
 }
 
@@ -327,7 +327,7 @@ TEST(MarkdownReport, AmbiguousCellsForTheRarerCases) {
             std::string::npos);
   // Cut short before min_rounds: no verdict yet.
   EXPECT_NE(cell_with([](ab::PointResult& point) { point.evidence.change.paired_rounds = 6; })
-                .find("| AMBIGUOUS: 6 paired rounds, fewer than the 10 a verdict needs "),
+                .find("| AMBIGUOUS: 6 of the 10 paired rounds a verdict needs "),
             std::string::npos);
 }
 
