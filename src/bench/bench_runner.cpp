@@ -1,5 +1,7 @@
 #include "bench/bench_runner.h"
 
+#include <sched.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -184,6 +186,21 @@ void bench_variant(const SelectedVariant& selected, const BenchRequest& request,
 int resolved_cpu_threads(int requested) {
   if (requested > 0) return requested;
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+// The CPUs this process may run on (taskset, a container's cpuset); 0 when unknown.
+int usable_cpu_count() {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  return sched_getaffinity(0, sizeof(mask), &mask) == 0 ? CPU_COUNT(&mask) : 0;
+}
+
+// "cpu (2 threads)", or "cpu (2 threads on 1 usable CPU)" where the threads outnumber the CPUs
+// they may run on, which the times then show.
+std::string cpu_backend_text(int threads, int usable_cpus) {
+  if (usable_cpus <= 0 || usable_cpus >= threads) return fmt::format("cpu ({} threads)", threads);
+  return fmt::format("cpu ({} threads on {} usable CPU{})", threads, usable_cpus,
+                     usable_cpus == 1 ? "" : "s");
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -410,7 +427,7 @@ BenchReport run_cpu_bench(const BenchRequest& request, std::ostream* progress) {
   BenchReport report;
   report.lengths = dispatch::lengths_text(request.lengths);
   report.environment = BenchEnvironment{
-      .gpu = fmt::format("cpu ({} threads)", threads),
+      .gpu = cpu_backend_text(threads, usable_cpu_count()),
       .commit = git_commit(),
   };
   const std::size_t total = request.batches.size() * request.contexts.size();

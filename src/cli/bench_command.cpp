@@ -8,11 +8,13 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "ab/environment.h"
 #include "bench/bench_runner.h"
 #include "bench/device_info.h"
 #include "bench/printers.h"
@@ -281,6 +283,21 @@ int run_bench_command(const BenchOptions& options) {
                  "them\n";
   }
 
+  // The CPU backend's times are the host's: other processes on its CPUs move them (a build
+  // running beside made rows 10× slower), so the load is read and judged as mlalab ab does.
+  std::optional<ab::CpuUsage> cpu_usage_at_start;
+  ab::EnvironmentRecord host;
+  if (on_cpu) {
+    host = ab::cpu_environment();
+    cpu_usage_at_start = ab::read_cpu_usage();
+    host.load_at_start = ab::read_start_load(*cpu_usage_at_start);
+    std::cerr << fmt::format("host {}; load at the start: {}\n", ab::host_text(host),
+                             ab::start_load_text(host));
+    if (const auto warning = ab::start_load_warning(host)) {
+      std::cerr << "warning: " << *warning << '\n';
+    }
+  }
+
   bench::BenchReport report;
   try {
     report = on_cpu ? bench::run_cpu_bench(request, &std::cerr)
@@ -288,6 +305,13 @@ int run_bench_command(const BenchOptions& options) {
   } catch (const std::exception& error) {
     std::cerr << "error: " << error.what() << '\n';
     return kExitFailed;
+  }
+  if (cpu_usage_at_start) {
+    host.load_at_end = ab::read_end_load(*cpu_usage_at_start);
+    std::cerr << "load at the end: " << ab::end_load_text(host) << '\n';
+    if (const auto warning = ab::end_load_warning(host)) {
+      std::cerr << "warning: " << *warning << '\n';
+    }
   }
 
   bench::FanOutPrinter printers;
