@@ -144,21 +144,25 @@ void register_options(CLI::App& command, BenchOptions* raw) {
       ->type_name("INT");
   add_checked_option(command, "--batch", raw->batches,
                      integer_list_in({.low = 1, .high = kMaxBatch}),
-                     fmt::format("Batch sizes, comma-separated, each timed separately. "
-                                 "Default: {} on a GPU, {} on the CPU",
-                                 fmt::join(kGpuDefaultBatches, ","),
+                     fmt::format("Batch sizes, comma-separated, each timed separately, each in "
+                                 "[1, {}]. Default: {} on a GPU, {} on the CPU",
+                                 kMaxBatch, fmt::join(kGpuDefaultBatches, ","),
                                  fmt::join(kCpuDefaultBatches, ",")))
       ->type_name("LIST");
   add_checked_option(command, "--context", raw->contexts,
                      integer_list_in({.low = 1, .high = bench::kMaxContext}),
-                     fmt::format("KV tokens per sequence, comma-separated. Default: {} on a "
-                                 "GPU, {} on the CPU", fmt::join(kGpuDefaultContexts, ","),
+                     fmt::format("KV tokens per sequence, comma-separated, each in [1, {}] (and "
+                                 "one problem's KV cache at most {} GiB). Default: {} on a "
+                                 "GPU, {} on the CPU", bench::kMaxContext,
+                                 bench::kMaxProblemKvBytes >> 30,
+                                 fmt::join(kGpuDefaultContexts, ","),
                                  fmt::join(kCpuDefaultContexts, ",")))
       ->type_name("LIST");
   add_checked_option(command, "--page-size", raw->page_size,
                      power_of_two_in({.low = 1, .high = kMaxPageSize}),
                      fmt::format("Tokens per page of the paged KV cache (pages are scattered "
-                                 "at random). Default: {}", kDefaultPageSize))
+                                 "at random), a power of two in [1, {}]. Default: {}",
+                                 kMaxPageSize, kDefaultPageSize))
       ->type_name("INT");
   raw->variant_option =
       command.add_option("--variant", raw->variants,
@@ -193,8 +197,9 @@ void register_options(CLI::App& command, BenchOptions* raw) {
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
   add_checked_option(command, "--runs", raw->runs,
                      integer_in({.low = bench::kMinTimedRuns, .high = bench::kMaxTimedRuns}),
-                     fmt::format("Timed samples per row; the median is reported. Default and "
-                                 "minimum: {}", bench::kMinTimedRuns))
+                     fmt::format("Timed samples per row; the median is reported. In [{}, {}]. "
+                                 "Default: {}", bench::kMinTimedRuns, bench::kMaxTimedRuns,
+                                 bench::kMinTimedRuns))
       ->type_name("INT");
   add_checked_option(command, "--lengths", raw->lengths, sequence_lengths(),
                      fmt::format("Each row's sequence lengths: equal (every sequence as long as "

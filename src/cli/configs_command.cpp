@@ -136,10 +136,12 @@ CLI::App* add_configs_command(CLI::App& app, int& exit_code) {
       ->type_name("BYTES");
   add_checked_option(*command, "--json", options->json_path, output_file(),
                      "Also write the list to FILE as JSON: one object per variant with the keys "
-                     "name, block_h, block_t, warps, stages, smem_bytes (dynamic), regs, "
-                     "spill_bytes, max_ctas_per_sm, max_balanced_ctas_per_sm, "
-                     "balanced_spill_bytes (null when unknown: no GPU), feasible, reason (empty "
-                     "when feasible and fully checked)")
+                     "name, family (portable or wgmma), block_h, block_t, warps, stages, "
+                     "smem_bytes (dynamic), static_smem_bytes, regs, spill_bytes, "
+                     "max_ctas_per_sm, max_balanced_ctas_per_sm, balanced_spill_bytes (these "
+                     "null when unknown: no GPU), feasible, reason (empty when feasible and fully "
+                     "checked), unchecked (the rules that could not be evaluated), measured "
+                     "(whether a GPU was asked), code_hash (of the variant's compiled code)")
       ->type_name("FILE");
   command->footer(
       "A variant is feasible when it fits the shared-memory limit, does not spill to local\n"

@@ -336,9 +336,9 @@ CLI::App* add_tune_command(CLI::App& app, int& exit_code) {
       ->type_name("INT");
   add_checked_option(*command, "--launches", options->launches_per_sample,
                      integer_in({.low = 1, .high = kMaxLaunchesPerSample}),
-                     fmt::format("CUDA-graph replays per sample (its median is the sample). "
-                                 "Default: {}",
-                                 tune::TuneRequest{}.launches_per_sample))
+                     fmt::format("CUDA-graph replays per sample (its median is the sample), "
+                                 "in [1, {}]. Default: {}",
+                                 kMaxLaunchesPerSample, tune::TuneRequest{}.launches_per_sample))
       ->type_name("INT");
   add_checked_option(*command, "--seed", options->seed, integer_in(kSeedRange),
                      "Seed of the inputs, the page order and the rounds' order. Default: 1")
