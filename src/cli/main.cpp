@@ -6,6 +6,7 @@
 #include <exception>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/cuda_raii.h"
@@ -59,6 +60,25 @@ std::optional<std::string> unknown_subcommand_word(const CLI::App& app) {
   return unplaced.front();
 }
 
+// The option a subcommand could not place, and that subcommand: "--hedas" in
+// `mlalab bench --hedas 4` (CLI11 would say "The following arguments were not expected").
+std::optional<std::pair<CLI::App*, std::string>> unknown_option(const CLI::App& app) {
+  for (CLI::App* subcommand : app.get_subcommands()) {
+    for (const std::string& word : subcommand->remaining()) {
+      if (word.starts_with("--")) return std::make_pair(subcommand, word);
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> long_option_names(const CLI::App& subcommand) {
+  std::vector<std::string> names;
+  for (const CLI::Option* option : subcommand.get_options()) {
+    for (const std::string& name : option->get_lnames()) names.push_back("--" + name);
+  }
+  return names;
+}
+
 std::vector<std::string> subcommand_names(CLI::App& app) {
   std::vector<std::string> names;
   for (const CLI::App* subcommand : app.get_subcommands([](CLI::App*) { return true; })) {
@@ -90,6 +110,12 @@ int main(int argc, char** argv) {
     if (const auto word = unknown_subcommand_word(app)) {
       fmt::print(stderr, "{}Run with --help for more information.\n",
                  mlalab::cli::unknown_subcommand_message(*word, subcommand_names(app)));
+      return kExitError;
+    }
+    if (const auto option = unknown_option(app)) {
+      const auto& [subcommand, word] = *option;
+      fmt::print(stderr, "{}", mlalab::cli::unknown_option_message(
+                                   subcommand->get_name(), word, long_option_names(*subcommand)));
       return kExitError;
     }
     // --help and --version arrive here too, with exit code 0.

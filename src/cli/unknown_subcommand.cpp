@@ -14,4 +14,13 @@ std::string unknown_subcommand_message(std::string_view word,
                      fmt::join(subcommands, ", "));
 }
 
+std::string unknown_option_message(std::string_view subcommand, std::string_view word,
+                                   const std::vector<std::string>& options) {
+  const std::string_view name = word.substr(0, word.find('='));
+  const auto nearest = nearest_word(name, options);
+  return fmt::format("mlalab {}: unknown option '{}'{}; see 'mlalab {} --help'\n", subcommand,
+                     name, nearest ? fmt::format(" (did you mean '{}'?)", *nearest) : "",
+                     subcommand);
+}
+
 }  // namespace mlalab::cli

@@ -70,6 +70,16 @@ TEST_F(MlalabBinary, NamesAnUnknownSubcommandAndSuggestsTheNearest) {
   EXPECT_EQ(outcome.out, "");
 }
 
+// CLI11 said "The following arguments were not expected: 4 --hedas".
+TEST_F(MlalabBinary, NamesAnUnknownOptionAndSuggestsTheNearest) {
+  const Outcome outcome = run_mlalab("bench --hedas 4");
+  EXPECT_EQ(outcome.status, kExitError);
+  EXPECT_EQ(outcome.err,
+            "mlalab bench: unknown option '--hedas' (did you mean '--heads'?); see 'mlalab bench "
+            "--help'\n");
+  EXPECT_EQ(outcome.out, "");
+}
+
 // Issue 7: bench exited 1 here where ab exits 2: no usable GPU for the requested backend stops
 // mlalab before anything runs, exit status 2 everywhere.
 TEST_F(MlalabBinary, BackendCudaWithoutAGpuExitsTwo) {

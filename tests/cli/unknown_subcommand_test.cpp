@@ -19,5 +19,17 @@ TEST(UnknownSubcommandMessage, NamesTheWordTheSuggestionAndTheList) {
             "Subcommands: configs, bench, verify, ab\n");
 }
 
+TEST(UnknownOptionMessage, NamesTheOptionWithoutItsValueAndTheLikelyOne) {
+  const std::vector<std::string> options = {"--heads", "--batch", "--context", "--help"};
+  EXPECT_EQ(unknown_option_message("bench", "--hedas", options),
+            "mlalab bench: unknown option '--hedas' (did you mean '--heads'?); see 'mlalab bench "
+            "--help'\n");
+  EXPECT_EQ(unknown_option_message("bench", "--contxt=4096", options),
+            "mlalab bench: unknown option '--contxt' (did you mean '--context'?); see 'mlalab "
+            "bench --help'\n");
+  EXPECT_EQ(unknown_option_message("bench", "--frobnicate", options),
+            "mlalab bench: unknown option '--frobnicate'; see 'mlalab bench --help'\n");
+}
+
 }  // namespace
 }  // namespace mlalab::cli
