@@ -711,7 +711,7 @@ void how(std::ostream& out, const ab::RunRecord& record) {
       threshold_text(stats.min_effect_pct), experiment.measure.max_minutes);
   out << fmt::format(
       "- **Decision settings.** Threshold T = {} (min_effect_pct, the smallest change that "
-      "matters) at every point; α = {:g}, so intervals at {:g}% confidence; seed {:#x} of the "
+      "matters) at every point; α = {:g}, so intervals at {:g}% confidence; seed {} of the "
       "arms' order in each round. A change is the {:g}% trimmed mean of the paired log ratios "
       "ln(variant / A), one per round, as a %, with a Student-t interval; nothing is resampled. "
       "{} A point is FASTER or SLOWER when the corrected test puts its change "
@@ -972,8 +972,10 @@ void how_to_reproduce(std::ostream& out, const ab::RunRecord& record) {
                          ? ""
                          : fmt::format(" (`{}`)", record.experiment.source_path));
   print_fenced(out, record.experiment.source_text, "toml");
-  out << "`mlalab verify fingerprint.json` checks that a build and GPU match this run's before "
-         "comparing numbers.\n";
+  out << fmt::format("`mlalab verify fingerprint.json --experiment FILE` checks that a build "
+                     "and {} match this run's, and the experiment its sweep, before comparing "
+                     "numbers.\n",
+                     record.environment.backend == Backend::kCuda ? "GPU" : "host");
 }
 
 }  // namespace
