@@ -294,7 +294,14 @@ CLI::App* add_ab_command(CLI::App& app, int& exit_code) {
       "$MLALAB_PYTHON or python3), or a shell command (command, metric): docs/experiments.md.\n"
       "Exit status (first match wins): 2 an error; 3 an arm INVALID (wrong results, or no\n"
       "valid sample); 4 a partial run (Ctrl-C, SIGTERM, or the time ran out before every\n"
-      "point had min_rounds rounds); 1 a variant REJECTED; 0 otherwise.");
+      "point had min_rounds rounds); 1 a variant REJECTED; 0 otherwise.\n"
+      "\n"
+      "Examples:\n"
+      "  mlalab ab experiments/cpu-demo.toml            the lab on the CPU, about a minute\n"
+      "  mlalab ab experiments/occupancy.toml --plan    the noise, and the rounds a change needs\n"
+      "  mlalab ab experiments/occupancy.toml --out lab --max-minutes 20\n"
+      "  mlalab verify lab/occupancy-<UTC start>/fingerprint.json --experiment "
+      "experiments/occupancy.toml");
   command->callback([options, &exit_code] {
     std::string error;
     if (!output_folder()("--out", options->out, &error)) throw CLI::ValidationError(error);

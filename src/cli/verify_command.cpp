@@ -228,7 +228,12 @@ CLI::App* add_verify_command(CLI::App& app, int& exit_code) {
       "and a container's host name changes at every start. The Compared: line lists exactly\n"
       "what was compared.\n"
       "Exit status: 0 verified; 1 differences (one line each: what, recorded, current); 2 an\n"
-      "error (unreadable fingerprint or experiment file, or a cuda run and no usable GPU here).");
+      "error (unreadable fingerprint or experiment file, or a cuda run and no usable GPU here).\n"
+      "\n"
+      "Examples:\n"
+      "  mlalab verify results/occupancy-20261201T120000Z/fingerprint.json\n"
+      "  mlalab verify results/occupancy-20261201T120000Z/fingerprint.json \\\n"
+      "      --experiment experiments/occupancy.toml      the sweep and the arms' configs too");
   command->callback([options, &exit_code] { exit_code = run_verify(*options); });
   return command;
 }

@@ -49,6 +49,10 @@ CLI::App* add_worker_command(CLI::App& app, int& exit_code) {
   command->add_option("--backend", *backend, "cuda or cpu")
       ->check(CLI::IsMember({"cuda", "cpu"}))
       ->capture_default_str();
+  // The lab starts it; the top-level examples and exit statuses are not this one's.
+  command->footer(
+      "Not run by hand: mlalab ab starts it for an arm whose build is this binary, and it\n"
+      "exits when its stdin closes. Exit status: 0 stdin closed; 2 an error.");
   command->callback([backend, &exit_code] { exit_code = run_worker(*backend); });
   return command;
 }
