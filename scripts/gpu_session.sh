@@ -35,6 +35,8 @@
 # it measured, marked partial). The device tool kills a call at its limit with everything in
 # it, so OUT_DIR.tar.gz is packed again after every stage: a call stopped mid-stage still
 # returns the stages before it. Steps skipped for the stop time are listed in OUT_DIR/skipped.txt.
+# MLALAB_ARCHIVE_DIR: where OUT_DIR.tar.gz goes (default: beside OUT_DIR). The device tool
+# returns at most 8 files of its $OUT, so a call keeps OUT_DIR elsewhere and the archive there.
 set -uo pipefail
 build=${1:?build dir}
 out=${2:?output dir}
@@ -47,9 +49,11 @@ gpu_tests="$build/tests/mlalab_gpu_tests"
 variants="${MLALAB_BENCH_VARIANTS:-all}"
 status=0
 
-pack() {  # OUT_DIR.tar.gz, replaced whole, so a kill while packing leaves the last one
-  tar czf "$out.tar.gz.partial" -C "$(dirname "$out")" "$(basename "$out")" &&
-    mv "$out.tar.gz.partial" "$out.tar.gz"
+archive="${MLALAB_ARCHIVE_DIR:-$(dirname "$out")}/$(basename "$out").tar.gz"
+mkdir -p "$(dirname "$archive")"
+pack() {  # the archive, replaced whole, so a kill while packing leaves the last one
+  tar czf "$archive.partial" -C "$(dirname "$out")" "$(basename "$out")" &&
+    mv "$archive.partial" "$archive"
 }
 
 run() {  # run NAME CMD...: tee the output to OUT_DIR/NAME.log, remember failures

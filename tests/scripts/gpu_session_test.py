@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """scripts/gpu_session.sh under a stop time (MLALAB_STOP_AT): a step due after it is skipped
-and listed, a step running at it is stopped and keeps what it measured, and the archive holds
-every stage that ran. On the CPU backend, with this build's mlalab.
+and listed, a step running at it is stopped and keeps what it measured, and the archive (in
+MLALAB_ARCHIVE_DIR when set) holds every stage that ran. On the CPU backend, with this build's
+mlalab.
 
     python3 tests/scripts/gpu_session_test.py SCRIPTS_DIR BUILD_DIR
 """
@@ -47,14 +48,17 @@ threads = 1
 """
 
 
-def run_session(out, stop_at, stages, experiments=""):
+def run_session(out, stop_at, stages, experiments="", archive_dir=None):
     env = dict(os.environ, MLALAB_STOP_AT=str(stop_at), MLALAB_AB_EXPERIMENTS=experiments)
+    if archive_dir:
+        env["MLALAB_ARCHIVE_DIR"] = str(archive_dir)
     return subprocess.run(["bash", str(SCRIPTS / "gpu_session.sh"), str(BUILD), str(out), *stages],
                           env=env, capture_output=True, text=True, timeout=300)
 
 
-def archived(out):
-    with tarfile.open(f"{out}.tar.gz") as archive:
+def archived(out, archive_dir=None):
+    path = pathlib.Path(archive_dir or out.parent) / f"{out.name}.tar.gz"
+    with tarfile.open(path) as archive:
         return archive.getnames()
 
 
@@ -64,12 +68,14 @@ class StopTime(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.folder)
 
     def test_steps_after_the_stop_time_are_skipped_and_listed(self):
-        out = self.folder / "session"
-        result = run_session(out, int(time.time()) - 1, ["configs"])
+        out = self.folder / "work" / "session"
+        returned = self.folder / "returned"  # the device tool's $OUT: the archive alone
+        result = run_session(out, int(time.time()) - 1, ["configs"], archive_dir=returned)
         self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
         self.assertEqual((out / "skipped.txt").read_text().split(), ["configs", "configs_sm120"])
         self.assertFalse((out / "configs.log").exists())
-        self.assertIn("session/skipped.txt", archived(out))
+        self.assertIn("session/skipped.txt", archived(out, returned))
+        self.assertEqual(sorted(p.name for p in returned.iterdir()), ["session.tar.gz"])
 
     def test_a_lab_running_at_the_stop_time_keeps_what_it_measured(self):
         out = self.folder / "session"

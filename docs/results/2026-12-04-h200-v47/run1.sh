@@ -24,4 +24,4 @@ export MLALAB_SANITIZE_VARIANTS='^wgmma_h64_t(64_w8_s2|32_w8_s4)$'
 export MLALAB_SANITIZE_CASES='^(b3_h64_p64|b3_h128_long_p64|one_long_among_short_b9_h128_p64|one_long_among_many_b24_h128_p64|all_empty_b4_h16_p64)$'
 export MLALAB_SYNCCHECK_VARIANTS='^wgmma_h64_t64_w8_s2$' MLALAB_RACECHECK_VARIANTS='^h16_t16_w4_s2$'
 export MLALAB_AB_EXPERIMENTS="docs/results/2026-12-04-h200-v47/merge-in-decode.toml docs/results/2026-12-04-h200-v47/merge-in-decode-equal.toml docs/results/2026-12-04-h200-v47/merge-in-decode-tail.toml"
-bash scripts/gpu_session.sh build-v47 "$OUT/v47" info tests sanitize ab
+MLALAB_ARCHIVE_DIR="$OUT" bash scripts/gpu_session.sh build-v47 /tmp/mlalab-session/v47 info tests sanitize ab

@@ -22,4 +22,4 @@ export MLALAB_SANITIZE_VARIANTS='^wgmma_h(64_t64_w8_s2|64_t32_w8_s4|16_t64_w4_s2
 export MLALAB_SANITIZE_CASES='^(one_token_b1_h1_p1|b3_h64_p32|b3_h17_p16|b1_h128_4097_p1|mixed_b97_h17_p1)$'
 export MLALAB_SYNCCHECK_VARIANTS='^wgmma_h64_t(64_w8_s2|32_w8_s4)$' MLALAB_RACECHECK_VARIANTS='^h16_t16_w4_s2$'
 export MLALAB_AB_EXPERIMENTS="docs/results/2026-12-04-h200-v48/cp-async-two-pieces.toml docs/results/2026-12-04-h200-v48/cp-async-page64.toml"
-bash scripts/gpu_session.sh build-v48 "$OUT/v48" info tests sanitize ab
+MLALAB_ARCHIVE_DIR="$OUT" bash scripts/gpu_session.sh build-v48 /tmp/mlalab-session/v48 info tests sanitize ab

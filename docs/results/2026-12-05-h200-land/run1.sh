@@ -25,4 +25,4 @@ export MLALAB_AB_EXPERIMENTS="$R/merge-in-decode-t32.toml $R/regression-swapped-
 export MLALAB_SANITIZE_VARIANTS='^(h16_t16_w4_s2|wgmma_h64_t(64_w8_s2|32_w8_s4)|wgmma_h16_t64_w4_s2)$'
 export MLALAB_SANITIZE_CASES='^(b3_h64_p64|b3_h17_p16|one_long_among_short_b9_h128_p64|b1_h128_4097_p1|mixed_b97_h17_p1)$'
 export MLALAB_SYNCCHECK_VARIANTS='^wgmma_h64_t64_w8_s2$' MLALAB_RACECHECK_VARIANTS='^h16_t16_w4_s2$'
-bash scripts/gpu_session.sh build-land "$OUT/land" info tests ab sanitize
+MLALAB_ARCHIVE_DIR="$OUT" bash scripts/gpu_session.sh build-land /tmp/mlalab-session/land info tests ab sanitize

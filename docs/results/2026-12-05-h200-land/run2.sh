@@ -8,4 +8,4 @@ export MLALAB_STOP_AT
 [ -x build-land/bin/mlalab ] || { mkdir -p build-land && tar -xJf build-d/land.txz -C build-land; } || exit 1
 export MLALAB_PEERS_JSON=docs/results/2026-12-04-h200-v38/peers/peers.json
 export MLALAB_TARGETS_VARIANTS=h16_t16_w4_s2,wgmma_h64_t32_w8_s4,wgmma_h64_t64_w8_s2,wgmma_h16_t64_w4_s2
-bash scripts/gpu_session.sh build-land "$OUT/tune" info tune targets
+MLALAB_ARCHIVE_DIR="$OUT" bash scripts/gpu_session.sh build-land /tmp/mlalab-session/tune info tune targets

@@ -8,4 +8,4 @@
 : "${MLALAB_STOP_AT:=$(( $(date +%s) + 570 ))}"
 export MLALAB_STOP_AT
 [ -x build-prev/bin/mlalab ] || { mkdir -p build-prev && tar -xJf build-d/prev.txz -C build-prev; } || exit 1
-bash scripts/gpu_session.sh build-prev "$OUT/stalls" info stalls
+MLALAB_ARCHIVE_DIR="$OUT" bash scripts/gpu_session.sh build-prev /tmp/mlalab-session/stalls info stalls
