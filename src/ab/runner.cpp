@@ -196,6 +196,7 @@ class Run {
   // The points whose time ran out before decision.min_rounds, as a partial run's reason; empty
   // when there are none.
   std::string starved_points_text() const;
+  void note_oversubscribed_arms();
   // A kernel arm's harness error: the run's error when the CUDA context is gone, else nullopt.
   std::optional<std::string> context_lost(const std::string& what);
   void invalidate(std::size_t arm, const PointRecord& point, const std::string& reason);
@@ -359,6 +360,22 @@ void Run::set_up() {
   }
   // The SM clock is read with nvidia-smi, for GPU runs only.
   read_clocks_ = cuda && device_.has_value();
+}
+
+// A CPU arm with more threads than the CPUs this process may use measures its threads taking
+// turns, which may be the point of the arm but is rarely what its author meant: said, not
+// refused.
+void Run::note_oversubscribed_arms() {
+  const int usable = record_.environment.usable_cpus;
+  if (experiment_.backend != Backend::kCpu || usable <= 0) return;
+  for (const ArmRecord& arm : record_.arms) {
+    if (arm.role == ArmRole::kBaselineRepeat) continue;
+    const auto* kernel = std::get_if<KernelArm>(&arm.arm.config);
+    if (kernel == nullptr || !kernel->python.empty() || kernel->cpu_threads <= usable) continue;
+    progress_.note(fmt::format("note: arm '{}' runs {} threads on the {} CPU{} this process may "
+                               "use: its threads take turns",
+                               arm.name, kernel->cpu_threads, usable, usable == 1 ? "" : "s"));
+  }
 }
 
 std::optional<std::string> Run::context_lost(const std::string& what) {
@@ -752,6 +769,7 @@ void Run::checkpoint(std::size_t finished_points) {
 RunOutcome Run::run() {
   set_up();
   if (options_.on_started) options_.on_started(record_);
+  note_oversubscribed_arms();
   deadline_ = start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
                            experiment_.measure.max_minutes * kSecondsPerMinute));
   std::string partial_reason;

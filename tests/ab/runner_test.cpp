@@ -469,6 +469,26 @@ TEST(Runner, TheStopSignalCutsALongCpuSample) {
 }
 
 // On the CPU backend, CUDA kernel arms would all run one config: refused, naming them.
+// More threads than the CPUs the process may use is said before anything is measured.
+TEST(Runner, ACpuArmWithMoreThreadsThanUsableCpusIsNoted) {
+  Experiment experiment = cpu_experiment();
+  experiment.variants = {cpu_arm("many threads", 1024)};
+  std::atomic<int> stop{1};  // stopped before the first point: the note comes before it
+  std::ostringstream progress;
+  RunOptions options;
+  options.stop_signal = &stop;
+  options.progress = &progress;
+  const RunOutcome outcome = run_experiment(experiment, options);
+  const int usable = outcome.record.environment.usable_cpus;
+  ASSERT_GT(usable, 0);
+  EXPECT_NE(progress.str().find(fmt::format("note: arm 'many threads' runs 1024 threads on the {} "
+                                            "CPU{} this process may use",
+                                            usable, usable == 1 ? "" : "s")),
+            std::string::npos)
+      << progress.str();
+  EXPECT_EQ(progress.str().find("note: arm 'baseline'"), std::string::npos) << progress.str();
+}
+
 TEST(Runner, KernelArmsThatCollapseOnTheCpuBackendAreRefused) {
   Experiment experiment = base_experiment();
   experiment.backend = Backend::kCpu;
