@@ -3,9 +3,12 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <exception>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -45,7 +48,8 @@ constexpr const char* kFooter =
     "  mlalab tune --heads 16              race variants and splits per batch: a tuning table\n"
     "  mlalab verify results/<run>/fingerprint.json  is this build what was measured?\n"
     "\n"
-    "Run 'mlalab <subcommand> --help' for a subcommand's options.\n"
+    "Run 'mlalab <subcommand> --help' (or 'mlalab help <subcommand>') for a subcommand's\n"
+    "options.\n"
     "Exit status: 0 success; 1 a run failed (e.g. a variant did not match the reference);\n"
     "2 a usage error, or an error that stopped mlalab (e.g. no usable GPU for --backend cuda,\n"
     "an output path that cannot be written: both are checked before anything runs); the\n"
@@ -104,8 +108,16 @@ int main(int argc, char** argv) {
   mlalab::cli::add_tune_command(app, exit_code);
   mlalab::cli::add_worker_command(app, exit_code);
 
+  // `mlalab help` and `mlalab help bench`, as git and pip read them: --help of that level.
+  std::vector<char*> arguments(argv, argv + argc);
+  static char help_flag[] = "--help";
+  if (argc >= 2 && std::string_view(argv[1]) == "help") {
+    arguments.erase(arguments.begin() + 1);
+    arguments.insert(arguments.begin() + std::min<std::ptrdiff_t>(2, argc - 1), help_flag);
+  }
+
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(arguments.size()), arguments.data());
   } catch (const CLI::ParseError& error) {
     if (const auto word = unknown_subcommand_word(app)) {
       fmt::print(stderr, "{}Run with --help for more information.\n",

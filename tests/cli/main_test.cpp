@@ -70,6 +70,16 @@ TEST_F(MlalabBinary, NamesAnUnknownSubcommandAndSuggestsTheNearest) {
   EXPECT_EQ(outcome.out, "");
 }
 
+TEST_F(MlalabBinary, HelpAsASubcommandIsTheHelpOption) {
+  const Outcome top = run_mlalab("help");
+  EXPECT_EQ(top.status, 0);
+  EXPECT_EQ(top.out, run_mlalab("--help").out);
+  const Outcome bench = run_mlalab("help bench");
+  EXPECT_EQ(bench.status, 0);
+  EXPECT_NE(bench.out.find("Usage: mlalab bench [OPTIONS]"), std::string::npos) << bench.out;
+  EXPECT_EQ(run_mlalab("help bnech").status, kExitError);
+}
+
 // CLI11 said "The following arguments were not expected: 4 --hedas".
 TEST_F(MlalabBinary, NamesAnUnknownOptionAndSuggestsTheNearest) {
   const Outcome outcome = run_mlalab("bench --hedas 4");
