@@ -43,6 +43,10 @@ out=${2:?output dir}
 shift 2
 stages=("$@")
 [ ${#stages[@]} -eq 0 ] && stages=(info configs tests bench sanitize ab)
+if [ -n "${MLALAB_STOP_AT:-}" ] && ! [[ $MLALAB_STOP_AT =~ ^[0-9]+$ ]]; then
+  echo "MLALAB_STOP_AT=$MLALAB_STOP_AT: seconds since the epoch, a whole number" >&2
+  exit 2
+fi
 mkdir -p "$out"
 mlalab="$build/bin/mlalab"
 gpu_tests="$build/tests/mlalab_gpu_tests"
@@ -68,7 +72,9 @@ run() {  # run NAME CMD...: tee the output to OUT_DIR/NAME.log, remember failure
       status=1
       return 0
     fi
-    limit=(timeout --kill-after=20 "$left")
+    # --foreground: the step alone gets SIGTERM, once (a lab's second SIGTERM would mean
+    # "exit at once, write nothing"); --preserve-status: its own exit status, not 124.
+    limit=(timeout --foreground --preserve-status --kill-after=20 "$left")
   fi
   echo "=== $name: $*"
   "${limit[@]}" "$@" > "$out/$name.log" 2>&1
@@ -177,7 +183,9 @@ for stage in "${stages[@]}"; do
       # -lineinfo records the source paths of the machine that built the binary: where ncu
       # can be told to look for them elsewhere, this checkout's files are the same.
       source_folders=()
-      ncu --help 2>/dev/null | grep -q -- '--source-folders' && source_folders=(--source-folders "$PWD")
+      # (grep reads all of the help: -q would stop early and SIGPIPE fail the pipeline.)
+      ncu --help 2>/dev/null | grep -- '--source-folders' > /dev/null &&
+        source_folders=(--source-folders "$PWD")
       for case in "h128_b64 128" "h16_b64 16"; do
         read -r name heads <<< "$case"
         report="$out.ncu/stalls_$name"

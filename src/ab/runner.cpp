@@ -193,9 +193,9 @@ class Run {
   void note_plan(std::size_t index, const std::string& label);
   // Why a point ended on its time budget, after `rounds` rounds.
   std::string budget_text(int rounds, double allotment_s) const;
-  // The points whose time ran out before decision.min_rounds, as a partial run's reason; empty
-  // when there are none.
-  std::string starved_points_text() const;
+  // The points whose time ran out before decision.min_rounds paired rounds, as a partial run's
+  // reason; empty when there are none.
+  std::string starved_points_text(const RunRecord& record) const;
   void note_oversubscribed_arms();
   // A kernel arm's harness error: the run's error when the CUDA context is gone, else nullopt.
   std::optional<std::string> context_lost(const std::string& what);
@@ -371,10 +371,13 @@ void Run::note_oversubscribed_arms() {
   for (const ArmRecord& arm : record_.arms) {
     if (arm.role == ArmRole::kBaselineRepeat) continue;
     const auto* kernel = std::get_if<KernelArm>(&arm.arm.config);
-    if (kernel == nullptr || !kernel->python.empty() || kernel->cpu_threads <= usable) continue;
+    if (kernel == nullptr || !kernel->python.empty()) continue;
+    // threads = 0 (the default) is every hardware thread, which a cpuset or taskset can exceed.
+    const int threads = resolved_cpu_threads(kernel->cpu_threads);
+    if (threads <= usable) continue;
     progress_.note(fmt::format("note: arm '{}' runs {} threads on the {} CPU{} this process may "
                                "use: its threads take turns",
-                               arm.name, kernel->cpu_threads, usable, usable == 1 ? "" : "s"));
+                               arm.name, threads, usable, usable == 1 ? "" : "s"));
   }
 }
 
@@ -635,23 +638,51 @@ void Run::note_plan(std::size_t index, const std::string& label) {
   }
 }
 
-// A point whose time ran out before its first look has no verdict, only a count of rounds:
-// the run did not measure what it was asked to, so it is partial (exit status 4), not a run
-// whose exit status 0 a CI job would read as "no change".
-std::string Run::starved_points_text() const {
+// A point whose time ran out before min_rounds paired rounds of some comparison (the A/A one,
+// or a valid variant's against A) has no verdict there, only a count: the run did not measure
+// what it was asked to, so it is partial (exit status 4), not a run whose exit status 0 a CI
+// job would read as "no change". Paired rounds, not the point's rounds: a round the time cut
+// short, or one with a failed sample, pairs nothing.
+std::string Run::starved_points_text(const RunRecord& record) const {
+  if (!record.analysis) return {};
+  const int min_rounds = experiment_.stats.min_rounds;
   std::vector<std::string> starved;
-  for (const PointRecord& point : record_.points) {
-    if (point.stop_reason == StopReason::kTimeBudgetSpent &&
-        point.rounds < experiment_.stats.min_rounds) {
-      starved.push_back(fmt::format("C={} had {}", point.concurrency, point.rounds));
+  // Which setting ran out: a point's own budget, or (its share of) the run's.
+  bool point_budget = false;
+  bool run_budget = false;
+  for (std::size_t index = 0; index < record.points.size(); ++index) {
+    const PointRecord& point = record.points[index];
+    if (point.stop_reason != StopReason::kTimeBudgetSpent) continue;
+    std::optional<int> fewest;
+    const auto count = [&](int paired_rounds) {
+      if (paired_rounds < min_rounds) {
+        fewest = std::min(fewest.value_or(paired_rounds), paired_rounds);
+      }
+    };
+    for (const PointNoise& noise : record.analysis->noise) {
+      if (noise.concurrency == point.concurrency) count(noise.a_a.paired_rounds);
     }
+    for (const VariantResult& variant : record.analysis->variants) {
+      const bool valid = std::any_of(record.arms.begin(), record.arms.end(), [&](const auto& arm) {
+        return arm.role == ArmRole::kVariant && arm.name == variant.name && arm.valid;
+      });
+      if (!valid) continue;  // an INVALID arm says so itself
+      for (const PointResult& result : variant.points) {
+        if (result.concurrency == point.concurrency) count(result.evidence.change.paired_rounds);
+      }
+    }
+    if (!fewest) continue;
+    starved.push_back(fmt::format("C={} had {}", point.concurrency, *fewest));
+    (point.stop_text.find("run's") == std::string::npos ? point_budget : run_budget) = true;
   }
   if (starved.empty()) return {};
-  return fmt::format("the time ran out at {} of {} points before their decision.min_rounds = {} "
-                     "rounds ({}): no verdict there; raise decision.time_budget_s or "
-                     "measure.max_minutes (--max-minutes)",
-                     starved.size(), record_.points.size(), experiment_.stats.min_rounds,
-                     fmt::join(starved, ", "));
+  std::vector<std::string> settings;
+  if (point_budget) settings.push_back("decision.time_budget_s");
+  if (run_budget) settings.push_back("measure.max_minutes (--max-minutes)");
+  return fmt::format("the time ran out at {} of {} points before decision.min_rounds = {} paired "
+                     "rounds ({}): no verdict there; raise {}",
+                     starved.size(), record.points.size(), min_rounds, fmt::join(starved, ", "),
+                     fmt::join(settings, " and "));
 }
 
 std::string Run::budget_text(int rounds, double allotment_s) const {
@@ -747,10 +778,14 @@ void Run::invalidate_unsampled(std::size_t index,
 
 void Run::finish(RunRecord& record, bool partial, std::string reason) const {
   judge_throttling(record, experiment_.measure.throttle_fraction);
-  record.partial = partial;
-  record.partial_reason = partial ? std::move(reason) : std::string{};
   record.elapsed_s = seconds_since(start_);
   record.analysis = analyse(record);
+  if (!partial) {
+    reason = starved_points_text(record);
+    partial = !reason.empty();
+  }
+  record.partial = partial;
+  record.partial_reason = partial ? std::move(reason) : std::string{};
 }
 
 void Run::checkpoint(std::size_t finished_points) {
@@ -819,7 +854,6 @@ RunOutcome Run::run() {
         break;
     }
   }
-  if (partial_reason.empty()) partial_reason = starved_points_text();
   progress_.clear();
   record_.environment.load_at_end = read_end_load(cpu_usage_at_start_);
   progress_.note("host load at the end: " + end_load_text(record_.environment));

@@ -114,11 +114,11 @@ std::string start_text(const ab::RunRecord& record, const std::filesystem::path&
   };
   std::string text = fmt::format(
       "mlalab ab: {}: {} arms (the baseline twice, as A and A′, and {}) at {} {}, at most {:g} "
-      "minutes\n"
+      "minute{}\n"
       "host load at the start: {}\n",
       experiment.name, record.arms.size(), counted(experiment.variants.size(), "variant"),
       counted(record.points.size(), "sweep point"), machine, experiment.measure.max_minutes,
-      ab::start_load_text(environment));
+      experiment.measure.max_minutes == 1 ? "" : "s", ab::start_load_text(environment));
   if (const auto warning = ab::start_load_warning(environment)) {
     text += "warning: " + *warning + "\n";
   }
@@ -294,7 +294,7 @@ CLI::App* add_ab_command(CLI::App& app, int& exit_code) {
       "$MLALAB_PYTHON or python3), or a shell command (command, metric): docs/experiments.md.\n"
       "Exit status (first match wins): 2 an error; 3 an arm INVALID (wrong results, or no\n"
       "valid sample); 4 a partial run (Ctrl-C, SIGTERM, or the time ran out before every\n"
-      "point had min_rounds rounds); 1 a variant REJECTED; 0 otherwise.\n"
+      "point had min_rounds paired rounds); 1 a variant REJECTED; 0 otherwise.\n"
       "\n"
       "Examples:\n"
       "  mlalab ab experiments/cpu-demo.toml            the lab on the CPU, about a minute\n"

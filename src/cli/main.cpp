@@ -124,7 +124,8 @@ int main(int argc, char** argv) {
                  mlalab::cli::unknown_subcommand_message(*word, subcommand_names(app)));
       return kExitError;
     }
-    if (const auto option = unknown_option(app)) {
+    if (const auto option = unknown_option(app);
+        option && dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
       const auto& [subcommand, word] = *option;
       fmt::print(stderr, "{}", mlalab::cli::unknown_option_message(
                                    subcommand->get_name(), word, long_option_names(*subcommand)));

@@ -88,6 +88,8 @@ TEST_F(MlalabBinary, NamesAnUnknownOptionAndSuggestsTheNearest) {
             "mlalab bench: unknown option '--hedas' (did you mean '--heads'?); see 'mlalab bench "
             "--help'\n");
   EXPECT_EQ(outcome.out, "");
+  // --help wins, as it does without the stray option.
+  EXPECT_EQ(run_mlalab("bench --help --hedas").status, 0);
 }
 
 // Issue 7: bench exited 1 here where ab exits 2: no usable GPU for the requested backend stops

@@ -17,7 +17,7 @@ import tempfile
 import time
 import unittest
 
-# A CPU lab that runs far longer than the stop time it is given: 60 rounds at each of 4 points.
+# A CPU lab that runs far longer than the stop time it is given: 400 rounds at each of 4 points.
 LONG_LAB = """
 name = "long-cpu-lab"
 hypothesis = "2 threads beat 1"
@@ -34,9 +34,9 @@ max_minutes = 5
 throttle_fraction = 0
 [decision]
 min_effect_pct = 5.0
-min_rounds = 60
-max_rounds = 60
-time_budget_s = 60
+min_rounds = 400
+max_rounds = 400
+time_budget_s = 120
 seed = 1
 [baseline]
 variant = "cpu"
@@ -82,14 +82,17 @@ class StopTime(unittest.TestCase):
         experiment = self.folder / "long-cpu-lab.toml"
         experiment.write_text(LONG_LAB)
         started = time.time()
-        result = run_session(out, int(started) + 3, ["ab"], str(experiment))
+        result = run_session(out, int(started) + 4, ["ab"], str(experiment))
         self.assertLess(time.time() - started, 60, "the lab was not stopped at the stop time")
         self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
         # Its verify step came after the stop time.
         self.assertEqual((out / "skipped.txt").read_text().split(), ["verify_long-cpu-lab"])
         records = list((out / "ab").glob("long-cpu-lab-*/results.json"))
         self.assertEqual(len(records), 1, result.stdout)
-        self.assertTrue(json.loads(records[0].read_text())["partial"])
+        record = json.loads(records[0].read_text())
+        # Stopped by the signal and written then, not a checkpoint's "in progress" record.
+        self.assertTrue(record["partial"])
+        self.assertIn("SIGTERM", record["partial_reason"])
         names = archived(out)
         self.assertIn(f"session/ab/{records[0].parent.name}/results.json", names)
         self.assertIn("session/ab_long-cpu-lab.log", names)
