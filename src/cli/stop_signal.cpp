@@ -1,9 +1,11 @@
 #include "cli/stop_signal.h"
 
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <array>
+#include <cstdint>
 #include <cstring>
 
 namespace mlalab::cli {
@@ -13,6 +15,20 @@ constexpr int kSignalExitBase = 128;  // the shell's convention: killed by signa
 
 std::atomic<int> g_stop_signal{0};
 static_assert(std::atomic<int>::is_always_lock_free);
+
+// When the first stop signal arrived (CLOCK_MONOTONIC, ns). A sender may deliver one request
+// twice within microseconds (coreutils timeout signals the process, then its process group):
+// the same signal again within kRepeatWindowNs is that request, not a second one. A person's
+// second Ctrl-C comes far later.
+constexpr std::int64_t kRepeatWindowNs = 100'000'000;
+std::atomic<std::int64_t> g_first_signal_ns{0};
+static_assert(std::atomic<std::int64_t>::is_always_lock_free);
+
+std::int64_t monotonic_ns() {  // clock_gettime is async-signal-safe
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
+}
 
 // The handler's messages, composed before it is installed: a handler may only write bytes.
 constexpr std::size_t kMessageBytes = 512;
@@ -33,7 +49,13 @@ void write_message(const std::array<char, kMessageBytes>& message) {
 extern "C" void handle_stop_signal(int signal_number) {
   int expected = 0;
   if (g_stop_signal.compare_exchange_strong(expected, signal_number)) {
+    // (The same signal stays blocked while its handler runs, so a repeat sees this time.)
+    g_first_signal_ns.store(monotonic_ns());
     write_message(g_stopping);
+    return;
+  }
+  if (expected == signal_number &&
+      monotonic_ns() - g_first_signal_ns.load() < kRepeatWindowNs) {
     return;
   }
   write_message(g_exiting);
@@ -51,6 +73,7 @@ StopSignalScope::StopSignalScope(const std::string& command, const std::string& 
                           "(interrupt again to exit at once)\n");
   compose(g_exiting, "\n" + command + ": interrupted again: exiting now; " + kept + "\n");
   g_stop_signal.store(0);
+  g_first_signal_ns.store(0);
   struct sigaction action {};
   action.sa_handler = handle_stop_signal;
   sigemptyset(&action.sa_mask);

@@ -2,7 +2,8 @@
 // Ctrl-C and SIGTERM for the long-running subcommands (ab, tune): the first asks the run to
 // stop cleanly (it finishes the current sample, then writes what it measured, marked partial)
 // and says so at once, since the current sample may take a while; a second one exits at once,
-// saying what the output already holds.
+// saying what the output already holds (the same signal again within 100 ms is taken for the
+// first one delivered twice, as `timeout` does).
 #include <atomic>
 #include <string>
 
