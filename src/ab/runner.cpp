@@ -1031,7 +1031,9 @@ std::string iso8601_utc(std::chrono::system_clock::time_point time) {
 std::string format_duration(double seconds) {
   constexpr long kSecondsPerHour = 3600;
   constexpr long kMinute = 60;
-  const long total = std::lround(std::max(0.0, seconds));
+  // Under 10 s to a tenth: a budget of 0.4 s is not "0s".
+  if (seconds < 9.95) return fmt::format("{:.1f}s", std::max(0.0, seconds));
+  const long total = std::lround(seconds);
   if (total < kMinute) return fmt::format("{}s", total);
   if (total < kSecondsPerHour) return fmt::format("{}m{:02}s", total / kMinute, total % kMinute);
   return fmt::format("{}h{:02}m", total / kSecondsPerHour, (total % kSecondsPerHour) / kMinute);

@@ -583,7 +583,9 @@ TEST(JudgeThrottling, FlagsSamplesBelowTheFractionOfThePeak) {
 }
 
 TEST(Formatting, DurationsAndTimes) {
-  EXPECT_EQ(format_duration(0.4), "0s");
+  EXPECT_EQ(format_duration(0.4), "0.4s");
+  EXPECT_EQ(format_duration(-1), "0.0s");
+  EXPECT_EQ(format_duration(9.96), "10s");
   EXPECT_EQ(format_duration(45), "45s");
   EXPECT_EQ(format_duration(80), "1m20s");
   EXPECT_EQ(format_duration(2 * 3600 + 3 * 60 + 10), "2h03m");
