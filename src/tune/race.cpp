@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "ab/stats.h"
+#include "report/format.h"
 
 namespace mlalab::tune {
 namespace {
@@ -67,9 +68,10 @@ std::string config_name(const Entrant& entrant) {
   return dispatch::config_text(entrant.variant, entrant.splits, entrant.workers);
 }
 
+// As the lab's reports and tune --explain write a change: "−4.7% [−8.4, −0.9]".
 std::string change_text(const ab::Change& change) {
-  return fmt::format("{:+.1f} % [{:+.1f}, {:+.1f}]", change.change_pct,
-                     change.interval_pct.lower, change.interval_pct.upper);
+  return fmt::format("{} {}", report::signed_percent(change.change_pct),
+                     report::interval_text(change.interval_pct));
 }
 
 std::size_t leader_of(const std::vector<Racer>& racers, double alpha) {

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "report/format.h"
+
 namespace mlalab::tune {
 namespace {
 
@@ -78,6 +80,11 @@ TEST(Race, AClearlySlowerCandidateIsDroppedAtTheFirstLook) {
   EXPECT_NEAR(*outcome.ranking[1].change_pct, (10.0 / 10.5 - 1) * 100, 0.5);
   EXPECT_LT(outcome.ranking[1].change_high_pct, 0.0);
   EXPECT_TRUE(outcome.ranking[1].outcome.starts_with("runner-up; dropped after round 3"))
+      << outcome.ranking[1].outcome;
+  // The change as tune --explain's column writes it (real minus signs, % on the estimate).
+  EXPECT_NE(outcome.ranking[1].outcome.find(fmt::format(
+                ": {} [", report::signed_percent(*outcome.ranking[1].change_pct))),
+            std::string::npos)
       << outcome.ranking[1].outcome;
 }
 
