@@ -23,6 +23,7 @@
 #include "ab/worker.h"
 #include "bench/bench_runner.h"
 #include "bench/device_info.h"
+#include "core/number_text.h"
 
 namespace mlalab::ab {
 namespace {
@@ -375,9 +376,9 @@ void Run::note_oversubscribed_arms() {
     // threads = 0 (the default) is every hardware thread, which a cpuset or taskset can exceed.
     const int threads = resolved_cpu_threads(kernel->cpu_threads);
     if (threads <= usable) continue;
-    progress_.note(fmt::format("note: arm '{}' runs {} threads on the {} CPU{} this process may "
-                               "use: its threads take turns",
-                               arm.name, threads, usable, usable == 1 ? "" : "s"));
+    progress_.note(fmt::format("note: arm '{}' runs {} threads on the {} this process may use: "
+                               "its threads take turns",
+                               arm.name, threads, counted(usable, "CPU")));
   }
 }
 

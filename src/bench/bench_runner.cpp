@@ -199,8 +199,7 @@ int usable_cpu_count() {
 // they may run on, which the times then show.
 std::string cpu_backend_text(int threads, int usable_cpus) {
   if (usable_cpus <= 0 || usable_cpus >= threads) return fmt::format("cpu ({} threads)", threads);
-  return fmt::format("cpu ({} threads on {} usable CPU{})", threads, usable_cpus,
-                     usable_cpus == 1 ? "" : "s");
+  return fmt::format("cpu ({} threads on {})", threads, counted(usable_cpus, "usable CPU"));
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {

@@ -20,6 +20,7 @@
 #include "cli/exit_status.h"
 #include "cli/option_checks.h"
 #include "cli/stop_signal.h"
+#include "core/number_text.h"
 #include "kernels/registry.h"
 #include "report/report_writer.h"
 #include "report/results_json.h"
@@ -109,15 +110,13 @@ std::string start_text(const ab::RunRecord& record, const std::filesystem::path&
     machine += fmt::format(", max SM clock {} MHz, driver {}", environment.max_sm_clock_mhz,
                            environment.driver.empty() ? "unknown" : environment.driver);
   }
-  const auto counted = [](std::size_t count, std::string_view noun) {
-    return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
-  };
   std::string text = fmt::format(
       "mlalab ab: {}: {} arms (the baseline twice, as A and A′, and {}) at {} {}, at most {:g} "
       "minute{}\n"
       "host load at the start: {}\n",
-      experiment.name, record.arms.size(), counted(experiment.variants.size(), "variant"),
-      counted(record.points.size(), "sweep point"), machine, experiment.measure.max_minutes,
+      experiment.name, record.arms.size(),
+      counted(static_cast<long long>(experiment.variants.size()), "variant"),
+      counted(static_cast<long long>(record.points.size()), "sweep point"), machine, experiment.measure.max_minutes,
       experiment.measure.max_minutes == 1 ? "" : "s", ab::start_load_text(environment));
   if (const auto warning = ab::start_load_warning(environment)) {
     text += "warning: " + *warning + "\n";

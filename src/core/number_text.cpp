@@ -14,4 +14,8 @@ std::string group_thousands(long long value, std::string_view minus_sign) {
   return grouped;
 }
 
+std::string counted(long long count, std::string_view noun) {
+  return std::to_string(count) + " " + std::string(noun) + (count == 1 ? "" : "s");
+}
+
 }  // namespace mlalab

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <variant>
 
+#include "core/number_text.h"
 #include "report/format.h"
 #include "report/results_json.h"
 
@@ -117,10 +118,6 @@ std::string config_value_text(const ConfigFields& config, const std::string& key
   const auto found = config.find(key);
   if (found == config.end()) return kAbsent;
   return found->second ? *found->second : "not applicable";
-}
-
-std::string plural(int count, std::string_view noun) {
-  return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
 }
 
 }  // namespace
@@ -467,19 +464,19 @@ Comparison compare_fingerprints(const Fingerprint& recorded, const Fingerprint& 
     }
   }
   if (hashes_compared > 0) {
-    comparison.compared.push_back("the code hashes of " + plural(hashes_compared, "arm"));
+    comparison.compared.push_back("the code hashes of " + counted(hashes_compared, "arm"));
   }
   if (hashes_unknown > 0) {
     comparison.not_compared.push_back(
-        fmt::format("the code hashes of {} (unknown on one side)", plural(hashes_unknown, "arm")));
+        fmt::format("the code hashes of {} (unknown on one side)", counted(hashes_unknown, "arm")));
   }
   if (configs_compared > 0) {
-    comparison.compared.push_back("the configs of " + plural(configs_compared, "arm"));
+    comparison.compared.push_back("the configs of " + counted(configs_compared, "arm"));
   }
   if (binaries_unknown > 0) {
     comparison.not_compared.push_back(fmt::format(
         "the compiled Triton binaries of {} (a run compiles them; their hashes stay recorded)",
-        plural(binaries_unknown, "arm")));
+        counted(binaries_unknown, "arm")));
   }
 
   text("commit", recorded.commit, current.commit, false);

@@ -19,5 +19,11 @@ TEST(GroupThousands, SignsNegativesWithTheGivenMinus) {
   EXPECT_EQ(group_thousands(-999, "−"), "−999");
 }
 
+TEST(Counted, PluralButForOne) {
+  EXPECT_EQ(counted(1, "arm"), "1 arm");
+  EXPECT_EQ(counted(0, "arm"), "0 arms");
+  EXPECT_EQ(counted(3, "usable CPU"), "3 usable CPUs");
+}
+
 }  // namespace
 }  // namespace mlalab
