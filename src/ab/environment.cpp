@@ -1,7 +1,6 @@
 #include "ab/environment.h"
 
 #include <cuda_runtime_api.h>
-#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -19,6 +18,8 @@
 #include <string_view>
 #include <thread>
 #include <vector>
+
+#include "core/usable_cpus.h"
 
 namespace mlalab::ab {
 namespace {
@@ -67,18 +68,6 @@ std::optional<Number> parse_number(std::string_view word) {
   const auto [end, error] = std::from_chars(word.data(), word.data() + word.size(), value);
   if (error != std::errc{} || end != word.data() + word.size()) return std::nullopt;
   return value;
-}
-
-// The CPUs this process may run on, in ascending order; empty when the mask cannot be read.
-std::vector<int> usable_cpu_list() {
-  cpu_set_t mask;
-  CPU_ZERO(&mask);
-  if (sched_getaffinity(0, sizeof(mask), &mask) != 0) return {};
-  std::vector<int> cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &mask)) cpus.push_back(cpu);
-  }
-  return cpus;
 }
 
 // The CPU time of this process and of its children that have been waited for.

@@ -1,7 +1,5 @@
 #include "bench/bench_runner.h"
 
-#include <sched.h>
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -22,6 +20,7 @@
 #include "bench/problem.h"
 #include "core/median.h"
 #include "core/number_text.h"
+#include "core/usable_cpus.h"
 #include "dispatch/feasibility.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/reference/reference.h"
@@ -186,13 +185,6 @@ void bench_variant(const SelectedVariant& selected, const BenchRequest& request,
 int resolved_cpu_threads(int requested) {
   if (requested > 0) return requested;
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-}
-
-// The CPUs this process may run on (taskset, a container's cpuset); 0 when unknown.
-int usable_cpu_count() {
-  cpu_set_t mask;
-  CPU_ZERO(&mask);
-  return sched_getaffinity(0, sizeof(mask), &mask) == 0 ? CPU_COUNT(&mask) : 0;
 }
 
 // "cpu (2 threads)", or "cpu (2 threads on 1 usable CPU)" where the threads outnumber the CPUs
@@ -426,7 +418,7 @@ BenchReport run_cpu_bench(const BenchRequest& request, std::ostream* progress) {
   BenchReport report;
   report.lengths = dispatch::lengths_text(request.lengths);
   report.environment = BenchEnvironment{
-      .gpu = cpu_backend_text(threads, usable_cpu_count()),
+      .gpu = cpu_backend_text(threads, static_cast<int>(usable_cpu_list().size())),
       .commit = git_commit(),
   };
   const std::size_t total = request.batches.size() * request.contexts.size();
