@@ -1,5 +1,6 @@
 #!/bin/bash
-# Version 46's device call (written in session 30, not yet run: the device stopped answering).
+# Version 46's device call (written in session 30; never run as such: version 46 was measured
+# as a variant of version 47's lab, in session 33).
 # Before it, here: apply combine-one-trip.patch, build h16_t16_w4_s2 and the three wgmma
 # variants with tests into build-new, build 07bb6e7's two 64-head wgmma variants into
 # build-prev (`bash scripts/build_previous.sh 07bb6e7` with MLALAB_VARIANTS set to them), then

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Version 47's device call (written in session 31, which had no device; not yet run). It also
-# measures version 46 (../2026-12-04-h200-v46/), as a second variant of the same lab.
+# Version 47's device call (written in session 31, which had no device; run in session 33).
+# It also measures version 46 (../2026-12-04-h200-v46/), as a second variant of the same lab.
 # Before it, here (from b323309 or a later main whose src/ is still version 44's):
 #   git apply docs/results/2026-12-04-h200-v47/merge-in-decode.patch
 #   MLALAB_VARIANTS='^(h16_t16_w4_s2|wgmma_h64_t64_w8_s2|wgmma_h64_t32_w8_s4|wgmma_h16_t64_w4_s2)$' \

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Version 48's device call (written in session 31, which had no device; not yet run). Before
-# it, here (from a main whose src/ is still version 44's, b323309 or later):
+# Version 48's device call (written in session 31, which had no device; run in session 33).
+# Before it, here (from a main whose src/ is still version 44's, b323309 or later):
 #   git apply docs/results/2026-12-04-h200-v48/cp-async-two-pieces.patch
 #   MLALAB_VARIANTS='^(h16_t16_w4_s2|wgmma_h64_t64_w8_s2|wgmma_h64_t32_w8_s4|wgmma_h16_t64_w4_s2)$' \
 #     MLALAB_CUDA_ARCHS=90a bash scripts/build.sh build-v48; git apply -R <the same patch>
