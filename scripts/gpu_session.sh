@@ -21,7 +21,7 @@
 # experiments/triton-occupancy.toml, whose Triton arms are Python arms of that Python; peers
 # (after python) runs bench/peers/peer_table.py, whose peers must be importable (FlashInfer:
 # carry its wheel); stalls samples where the decode kernel's warps wait, per source line
-# (Nsight Compute; MLALAB_STALLS_VARIANT, default wgmma_h64_t64_w8_s2).
+# (Nsight Compute, three shapes with the variants the tuning tables give them).
 # Environment: MLALAB_BENCH_VARIANTS (comma list or 'all', default all), MLALAB_AB_MINUTES
 # (per experiment, default: the file's max_minutes), MLALAB_PEERS_ARGS (peer_table.py's);
 # for a change's own check (tests, sanitize and ab of the variants it touches, against a
@@ -177,29 +177,32 @@ for stage in "${stages[@]}"; do
       ;;
     stalls)
       # Where the decode kernel's warps wait, per source line: Nsight Compute's warp-state
-      # sampling (the build has -lineinfo) at the GPU's own clocks, for the two shapes whose
-      # targets are furthest (128 heads at batch 64, the 64-token kernel; 16 heads at batch 64).
-      # The report itself stays out of the archive (size); its pages come back as text.
+      # sampling (the build has -lineinfo) at the GPU's own clocks, for the shapes whose
+      # targets are furthest, each with the variant the committed tables serve it with
+      # (docs/results/2026-12-01-h200-tuning/): 128 heads at batch 64, 16 heads at batch 64
+      # and at batch 8, 4,096 tokens. The report itself stays out of the archive (size); its
+      # source page comes back as CSV (per CUDA line, the SASS under it) and as the lines that
+      # hold the most samples (scripts/ncu_stall_lines.py).
       # -lineinfo records the source paths of the machine that built the binary: where ncu
       # can be told to look for them elsewhere, this checkout's files are the same.
       source_folders=()
       # (grep reads all of the help: -q would stop early and SIGPIPE fail the pipeline.)
       ncu --help 2>/dev/null | grep -- '--source-folders' > /dev/null &&
         source_folders=(--source-folders "$PWD")
-      for case in "h128_b64 128" "h16_b64 16"; do
-        read -r name heads <<< "$case"
+      for case in "h128_b64 128 64 wgmma_h64_t64_w8_s2" "h16_b64 16 64 wgmma_h64_t32_w8_s4" \
+                  "h16_b8 16 8 wgmma_h16_t64_w4_s2"; do
+        read -r name heads batch variant <<< "$case"
         report="$out.ncu/stalls_$name"
         mkdir -p "$out.ncu"
         run "stalls_$name" ncu --clock-control none --kernel-name regex:decode_kernel \
           --launch-skip 3 --launch-count 1 --section WarpStateStats --section SourceCounters \
-          --import-source yes "${source_folders[@]}" -f -o "$report" \
-          "$mlalab" bench --heads "$heads" --batch 64 --context 4096 \
-          --variant "${MLALAB_STALLS_VARIANT:-wgmma_h64_t64_w8_s2}"
+          --section SpeedOfLight --import-source yes "${source_folders[@]}" -f -o "$report" \
+          "$mlalab" bench --heads "$heads" --batch "$batch" --context 4096 --variant "$variant"
         run "stalls_${name}_details" ncu -i "$report.ncu-rep" --page details
-        # Both views: samples per CUDA line (with the SASS under it) and per instruction.
         run "stalls_${name}_source" ncu -i "$report.ncu-rep" --page source --csv \
           --print-source cuda,sass
-        run "stalls_${name}_sass" ncu -i "$report.ncu-rep" --page source --csv --print-source sass
+        run "stalls_${name}_lines" python3 scripts/ncu_stall_lines.py \
+          "$out/stalls_${name}_source.log"
       done
       ;;
     *) echo "unknown stage $stage"; status=1 ;;
