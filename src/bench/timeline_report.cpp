@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
 #include "core/median.h"
+#include "core/number_text.h"
 
 namespace mlalab::bench {
 namespace {
@@ -32,7 +35,123 @@ std::uint64_t end_ns(const kernels::CtaTimeline& cta) {
   return parts > 0 ? cta.part[parts - 1].end_ns : cta.start_ns;
 }
 
+// Cycles from `from` to `to`, two reads of one SM's clock (low 32 bits, so modulo 2^32).
+double cycles_between(std::uint32_t from, std::uint32_t to) {
+  return static_cast<double>(static_cast<std::int32_t>(to - from));
+}
+
+Spread spread_of(std::vector<double> values) {
+  Spread spread;
+  spread.tiles = static_cast<int>(values.size());
+  if (values.empty()) return spread;
+  std::sort(values.begin(), values.end());
+  const auto at = [&](double fraction) {
+    return values[static_cast<std::size_t>(
+        std::lround(fraction * static_cast<double>(values.size() - 1)))];
+  };
+  spread.p10 = at(0.1);
+  spread.p90 = at(0.9);
+  spread.median = median(std::move(values));
+  return spread;
+}
+
+int recorded_tiles(const kernels::CtaTimeline& cta) {
+  return std::clamp(cta.ring_tiles, 0, kernels::kTimelineTiles);
+}
+
+nlohmann::json spread_json(const Spread& spread) {
+  return {{"median", spread.median}, {"p10", spread.p10}, {"p90", spread.p90},
+          {"tiles", spread.tiles}};
+}
+
+// The tile events, in TimelineTile's order: each CTA's ring.tiles entry lists them so, as
+// cycles since the CTA's start.
+constexpr std::array<std::uint32_t kernels::TimelineTile::*, 8> kTileEvents{
+    &kernels::TimelineTile::free_wait,    &kernels::TimelineTile::first_issued,
+    &kernels::TimelineTile::rest_issued,  &kernels::TimelineTile::landed_wait,
+    &kernels::TimelineTile::first_landed, &kernels::TimelineTile::rest_landed,
+    &kernels::TimelineTile::first_freed,  &kernels::TimelineTile::rest_freed};
+constexpr std::array<const char*, 8> kTileEventNames{
+    "free_wait",    "first_issued", "rest_issued", "landed_wait",
+    "first_landed", "rest_landed",  "first_freed", "rest_freed"};
+
+nlohmann::json ring_json(const RingSummary& summary) {
+  nlohmann::json events = nlohmann::json::array();
+  for (const char* name : kTileEventNames) events.push_back(name);
+  return {{"ctas", summary.ctas},
+          {"tiles", summary.tiles},
+          {"unit", "SM cycles"},
+          {"tile_events", std::move(events)},  // the order of each CTA's ring.tiles entries
+          {"stage_wait", spread_json(summary.stage_wait)},
+          {"tile_period", spread_json(summary.tile_period)},
+          {"mma_wait", spread_json(summary.mma_wait)},
+          {"issue_to_landed", spread_json(summary.issue_to_landed)},
+          {"free_to_issue", spread_json(summary.free_to_issue)},
+          {"free_to_ask", spread_json(summary.free_to_ask)},
+          {"rest_after_first", spread_json(summary.rest_after_first)}};
+}
+
 }  // namespace
+
+RingSummary summarize_ring(const std::vector<kernels::CtaTimeline>& records) {
+  RingSummary summary;
+  std::vector<double> stage_wait, period, mma_wait, issue_to_landed, free_to_issue, free_to_ask,
+      rest_after_first;
+  for (const auto& cta : records) {
+    const int stages = cta.ring_stages;
+    const int tiles = recorded_tiles(cta);
+    if (stages <= 0 || tiles <= stages) continue;
+    ++summary.ctas;
+    for (int t = stages; t < tiles; ++t) {
+      const kernels::TimelineTile& tile = cta.tile[t];
+      const kernels::TimelineTile& before = cta.tile[t - stages];  // its stage's last tile
+      ++summary.tiles;
+      stage_wait.push_back(cycles_between(tile.free_wait, tile.first_issued));
+      if (!cta.mma_events) continue;
+      if (t > stages) {
+        period.push_back(cycles_between(cta.tile[t - 1].first_landed, tile.first_landed));
+      }
+      mma_wait.push_back(cycles_between(tile.landed_wait, tile.first_landed));
+      if (cycles_between(tile.landed_wait, tile.first_issued) > 0) {
+        issue_to_landed.push_back(cycles_between(tile.first_issued, tile.first_landed));
+      }
+      free_to_issue.push_back(cycles_between(before.first_freed, tile.first_issued));
+      free_to_ask.push_back(cycles_between(before.first_freed, tile.landed_wait));
+      rest_after_first.push_back(cycles_between(tile.first_landed, tile.rest_landed));
+    }
+  }
+  summary.stage_wait = spread_of(std::move(stage_wait));
+  summary.tile_period = spread_of(std::move(period));
+  summary.mma_wait = spread_of(std::move(mma_wait));
+  summary.issue_to_landed = spread_of(std::move(issue_to_landed));
+  summary.free_to_issue = spread_of(std::move(free_to_issue));
+  summary.free_to_ask = spread_of(std::move(free_to_ask));
+  summary.rest_after_first = spread_of(std::move(rest_after_first));
+  return summary;
+}
+
+std::string ring_summary_text(const RingSummary& summary) {
+  if (summary.tiles == 0) return "";
+  const auto figure = [](const Spread& spread) {
+    return fmt::format("{} [{}, {}]", group_thousands(std::lround(spread.median)),
+                       group_thousands(std::lround(spread.p10)),
+                       group_thousands(std::lround(spread.p90)));
+  };
+  std::string text = fmt::format(
+      "ring, {} of {} that reuse a stage, SM cycles, median [10th, 90th percentile]: the copy "
+      "issuer waited {} for a tile's stage",
+      counted(summary.tiles, "tile"), counted(summary.ctas, "CTA"), figure(summary.stage_wait));
+  if (summary.mma_wait.tiles == 0) return text + " (the MMA warps record no events here)";
+  return text + fmt::format(
+                    "; a tile every {}; the MMA warps waited {} for its first piece; it was "
+                    "issued {} after its stage's first piece was freed, {} before the MMA "
+                    "warps asked for it, and landed {} after its issue where they were "
+                    "waiting already ({}); the rest's wait returned {} after the first's",
+                    figure(summary.tile_period), figure(summary.mma_wait),
+                    figure(summary.free_to_issue), figure(summary.free_to_ask),
+                    figure(summary.issue_to_landed), counted(summary.issue_to_landed.tiles, "tile"),
+                    figure(summary.rest_after_first));
+}
 
 TimelineSummary summarize_timeline(const std::vector<kernels::CtaTimeline>& records) {
   TimelineSummary summary;
@@ -93,11 +212,26 @@ nlohmann::json timeline_json(const std::vector<BenchRow>& rows) {
                          {"partial", record.part_slot >= 0},
                          {"end_us", micros_since(record.end_ns, origin)}});
       }
-      ctas.push_back({{"cta", index},
-                      {"sm", cta.sm},
-                      {"start_us", micros_since(cta.start_ns, origin)},
-                      {"parts_total", cta.parts},
-                      {"parts", std::move(parts)}});
+      nlohmann::json record{{"cta", index},
+                            {"sm", cta.sm},
+                            {"start_us", micros_since(cta.start_ns, origin)},
+                            {"parts_total", cta.parts},
+                            {"parts", std::move(parts)}};
+      if (cta.ring_stages > 0) {
+        nlohmann::json tiles = nlohmann::json::array();
+        for (int t = 0; t < recorded_tiles(cta); ++t) {
+          nlohmann::json events = nlohmann::json::array();
+          for (const auto event : kTileEvents) {
+            events.push_back(cycles_between(cta.start_clock, cta.tile[t].*event));
+          }
+          tiles.push_back(std::move(events));
+        }
+        record["ring"] = {{"stages", cta.ring_stages},
+                          {"tiles_total", cta.ring_tiles},
+                          {"mma_events", cta.mma_events != 0},
+                          {"tiles", std::move(tiles)}};
+      }
+      ctas.push_back(std::move(record));
     }
     const TimelineSummary summary = summarize_timeline(row.timeline);
     nlohmann::json by_parts = nlohmann::json::object();
@@ -122,6 +256,7 @@ nlohmann::json timeline_json(const std::vector<BenchRow>& rows) {
                      {"median_end_us", summary.median_end_us},
                      {"max_end_us", summary.max_end_us},
                      {"by_parts", std::move(by_parts)}}},
+                   {"ring_summary", ring_json(summarize_ring(row.timeline))},
                    {"ctas", std::move(ctas)}});
   }
   return out;

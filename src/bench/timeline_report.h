@@ -31,6 +31,37 @@ struct TimelineSummary {
   int truncated_ctas = 0;                // CTAs with more parts than kTimelineParts recorded
 };
 
+// The wgmma family's ring (kernels/timeline.h, TimelineTile), over the recorded tiles that reuse
+// a stage (tile t ≥ stages, whose stage tile t − stages freed), in SM cycles: each figure's
+// median and 10th / 90th percentiles across those tiles of all CTAs.
+struct Spread {
+  double median = 0.0;
+  double p10 = 0.0;
+  double p90 = 0.0;
+  int tiles = 0;  // the tiles it is over (0: not recorded)
+};
+
+struct RingSummary {
+  int ctas = 0;   // CTAs with such tiles
+  int tiles = 0;  // their tiles that reuse a stage
+  Spread stage_wait;      // the copy issuer waited for the stage and issued the first piece
+  Spread tile_period;     // between the first pieces' landings of consecutive tiles
+  Spread mma_wait;        // the MMA warps asked for the first piece until it had landed
+  Spread issue_to_landed; // first piece issued → landed, where the MMA warps were already
+                          // waiting (elsewhere only its landing's upper bound is known)
+  Spread free_to_issue;   // the stage's first piece freed (group 0's warp 0) → the next copy issued
+  Spread free_to_ask;     // the stage's first piece freed → the MMA warps asked for the next tile
+  Spread rest_after_first;  // the rest's wait returned, after the first piece's
+};
+
+// tiles = 0 when no record has a ring (a portable kernel's, or no timeline build); the MMA
+// warps' figures have tiles = 0 where the kernel does not record them (the swapped kernel).
+RingSummary summarize_ring(const std::vector<kernels::CtaTimeline>& records);
+
+// "ring, 5,760 tiles of 128 CTAs that reuse a stage, SM cycles, median [10th, 90th]: ...", or
+// "" when no tile was recorded.
+std::string ring_summary_text(const RingSummary& summary);
+
 // ctas = 0 when there are no records. A CTA's end is its last recorded part's, or its start
 // when it had none (a balanced worker without a share).
 TimelineSummary summarize_timeline(const std::vector<kernels::CtaTimeline>& records);
@@ -40,7 +71,8 @@ TimelineSummary summarize_timeline(const std::vector<kernels::CtaTimeline>& reco
 std::string timeline_summary_text(const TimelineSummary& summary);
 
 // The rows with a timeline, each with its shape, its CTAs (sm, start and parts in µs from the
-// first start) and its summary, for --timeline FILE.
+// first start; the ring's tile events in cycles from the CTA's start) and its summaries, for
+// --timeline FILE.
 nlohmann::json timeline_json(const std::vector<BenchRow>& rows);
 
 }  // namespace mlalab::bench

@@ -119,7 +119,10 @@ launches then wait for their longest sequence, balanced ones share the tokens ev
 Timelines (--timeline FILE, in a build configured with -DMLALAB_TIMELINE=ON, whose kernels read
 the GPU's timer and so differ from a normal build's): when each CTA of a row's last timed call
 started and finished each of its parts. A balanced launch's CTAs that end late by their
-number of parts pay per part started; a few late CTAs are a tail.
+number of parts pay per part started; a few late CTAs are a tail. The wgmma family also
+records each KV tile's way through its ring of stages (SM cycles): how long the MMA warps
+waited for a tile, how long after its stage was freed its copy was issued and how long the
+copy took to land, and how long before the MMA warps asked for it the stage was freed.
 
 Examples:
   mlalab bench                                    defaults (CPU backend without a GPU)
@@ -341,6 +344,8 @@ int run_bench_command(const BenchOptions& options) {
       const bench::TimelineSummary summary = bench::summarize_timeline(row.timeline);
       std::cout << fmt::format("timeline {} B={} L={}: {}\n", row.variant, row.batch,
                                row.context, bench::timeline_summary_text(summary));
+      const std::string ring = bench::ring_summary_text(bench::summarize_ring(row.timeline));
+      if (!ring.empty()) std::cout << "  " << ring << '\n';
     }
     timeline_file << bench::timeline_json(report.rows).dump(1) << '\n';
     if (!timeline_file) {

@@ -87,13 +87,40 @@ struct CtaWork {
 // ---- Timelines (kernels/timeline.h): thread 0 records when its CTA starts and when each of its
 // parts is done. Without MLALAB_TIMELINE both are empty, and the kernels' code is as if they
 // were not called.
-__device__ __forceinline__ void timeline_cta_started([[maybe_unused]] const DecodeArgs& args) {
+// A kernel with a ring of KV stages (the wgmma family) names their number, and whether its MMA
+// warps record their tile events (timeline_tile_event).
+__device__ __forceinline__ void timeline_cta_started([[maybe_unused]] const DecodeArgs& args,
+                                                     [[maybe_unused]] int ring_stages = 0,
+                                                     [[maybe_unused]] bool mma_events = false) {
 #ifdef MLALAB_TIMELINE
   if (threadIdx.x != 0 || args.timeline == nullptr) return;
   CtaTimeline& cta = args.timeline[blockIdx.x];
+  cta.start_clock = static_cast<std::uint32_t>(clock64());
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(cta.start_ns));
   asm volatile("mov.u32 %0, %%smid;" : "=r"(cta.sm));
   cta.parts = 0;
+  cta.ring_tiles = 0;  // the copy issuer's count comes after the CTA's first barrier
+  cta.mma_events = mma_events;
+  cta.ring_stages = ring_stages;
+#endif
+}
+
+// One event of ring tile `ring_index` (TimelineTile): now, by the calling thread, which the
+// caller picks (one thread per event).
+__device__ __forceinline__ void timeline_tile_event(
+    [[maybe_unused]] const DecodeArgs& args, [[maybe_unused]] int ring_index,
+    [[maybe_unused]] std::uint32_t TimelineTile::*event) {
+#ifdef MLALAB_TIMELINE
+  if (args.timeline == nullptr || ring_index >= kTimelineTiles) return;
+  args.timeline[blockIdx.x].tile[ring_index].*event = static_cast<std::uint32_t>(clock64());
+#endif
+}
+
+// The copy issuer's count of the CTA's ring tiles, after its last.
+__device__ __forceinline__ void timeline_ring_tiles([[maybe_unused]] const DecodeArgs& args,
+                                                    [[maybe_unused]] int ring_tiles) {
+#ifdef MLALAB_TIMELINE
+  if (args.timeline != nullptr) args.timeline[blockIdx.x].ring_tiles = ring_tiles;
 #endif
 }
 

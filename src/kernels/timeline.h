@@ -1,7 +1,8 @@
 #pragma once
 // Per-CTA timelines of a decode launch, for `mlalab bench --timeline`: when each CTA started,
 // and when it finished each of its parts (a split, or a sequence of a balanced worker's share),
-// read from %globaltimer, with the part's sequence, steps and partial-result slot. They show
+// read from %globaltimer, with the part's sequence, steps and partial-result slot; in the
+// wgmma family also each KV tile's way through the ring (TimelineTile). They show
 // what a launch's time is made of: a balanced launch's CTAs ending by their number of parts,
 // or a tail of late CTAs (docs/perf-notes.md, versions 21-22, found this way).
 //
@@ -37,11 +38,36 @@ struct TimelinePart {
 // says so (and its recorded end is then its kTimelineParts-th part's).
 inline constexpr int kTimelineParts = 15;
 
+// The wgmma family's ring, per KV tile (the first kTimelineTiles tiles a CTA's ring takes, over
+// all its parts): when its stage's copy and reads began and ended, in the low 32 bits of the
+// SM's %clock64 (cycles; every warp of a CTA reads the same SM's clock, and %globaltimer's
+// steps are too coarse for a tile of ~2 µs). They say where a tile's time goes: from its
+// stage's free to its copy's issue (the issuer's wake-up), from the issue to its first piece
+// landing, and how long before or after that the MMA warps asked for it.
+struct TimelineTile {
+  std::uint32_t free_wait;      // the copy issuer begins waiting for the stage (tiles >= stages)
+  std::uint32_t first_issued;   // it has issued the tile's first piece (a cp.async tile: all of it)
+  std::uint32_t rest_issued;    // ... and the rest
+  std::uint32_t landed_wait;    // warp 0 of the group whose S reads the tile begins waiting
+  std::uint32_t first_landed;   // ... for its first piece: the wait returned
+  std::uint32_t rest_landed;    // ... for the rest: the wait returned
+  std::uint32_t first_freed;    // warp 0 of group 0 frees the first piece (1 of 4 arrivals)
+  std::uint32_t rest_freed;     // warp 0 of group 1 frees the rest
+};
+
+// Ring tiles recorded per CTA: the first kTimelineTiles; `ring_tiles` counts them all.
+inline constexpr int kTimelineTiles = 48;
+
 struct CtaTimeline {
   std::uint64_t start_ns;  // %globaltimer when the CTA began
   std::uint32_t sm;        // %smid
   std::int32_t parts;
   TimelinePart part[kTimelineParts];
+  std::uint32_t start_clock;  // the low 32 bits of %clock64 when the CTA began
+  std::int32_t ring_tiles;    // tiles through the ring (the wgmma family; 0: no ring)
+  std::int32_t mma_events;    // 1: the MMA warps record theirs (landed_* and *_freed)
+  std::int32_t ring_stages;   // the ring's stages: tile t reuses tile t − ring_stages's stage
+  TimelineTile tile[kTimelineTiles];
 };
 
 // The plan with room for one CtaTimeline per CTA after its workspace (16-byte aligned), and

@@ -76,5 +76,82 @@ TEST(TimelineJson, HoldsEachRowWithATimelineItsCtasInMicrosecondsAndItsSummary) 
   EXPECT_EQ(row["summary"]["by_parts"]["2"]["ctas"], 1);
 }
 
+// A CTA of a two-stage ring whose clock wraps during the launch: tile t's events at
+// 1,000·t cycles plus the offsets below; odd tiles' MMA warps ask before the copy is issued.
+CtaTimeline ring_cta(bool mma_events) {
+  CtaTimeline record = cta(0, {9000});
+  record.start_clock = 0xFFFFFF00u;  // 256 cycles before the wrap
+  record.ring_stages = 2;
+  record.ring_tiles = 5;
+  record.mma_events = mma_events;
+  for (int t = 0; t < record.ring_tiles; ++t) {
+    const std::uint32_t base = record.start_clock + 1000u * t;
+    record.tile[t] = {.free_wait = base,
+                      .first_issued = base + 100,
+                      .rest_issued = base + 150,
+                      .landed_wait = base + (t % 2 == 1 ? 50u : 200u),
+                      .first_landed = base + 500,
+                      .rest_landed = base + 580,
+                      .first_freed = base + 900,
+                      .rest_freed = base + 950};
+  }
+  return record;
+}
+
+TEST(SummarizeRing, TilesThatReuseAStageFromTheirStagesLastTileAcrossTheClocksWrap) {
+  const RingSummary summary = summarize_ring({ring_cta(true), cta(0, {5000})});
+  EXPECT_EQ(summary.ctas, 1);  // the second has no ring
+  EXPECT_EQ(summary.tiles, 3);  // tiles 2, 3, 4
+  EXPECT_DOUBLE_EQ(summary.stage_wait.median, 100);
+  EXPECT_EQ(summary.tile_period.tiles, 2);
+  EXPECT_DOUBLE_EQ(summary.tile_period.median, 1000);
+  // Asked at 200 (even tiles) or 50 (odd), landed at 500.
+  EXPECT_DOUBLE_EQ(summary.mma_wait.median, 300);
+  EXPECT_DOUBLE_EQ(summary.mma_wait.p10, 300);
+  EXPECT_DOUBLE_EQ(summary.mma_wait.p90, 450);
+  // Only where the MMA warps asked before the issue: tile 3, 500 − 100.
+  EXPECT_EQ(summary.issue_to_landed.tiles, 1);
+  EXPECT_DOUBLE_EQ(summary.issue_to_landed.median, 400);
+  // Tile t − 2 freed its stage's first piece at 900: tile t issued 2,100 − 900 later and asked
+  // for at 2,200 or 2,050.
+  EXPECT_DOUBLE_EQ(summary.free_to_issue.median, 1200);
+  EXPECT_DOUBLE_EQ(summary.free_to_ask.median, 1300);
+  EXPECT_DOUBLE_EQ(summary.free_to_ask.p10, 1150);
+  EXPECT_DOUBLE_EQ(summary.rest_after_first.median, 80);
+  const std::string text = ring_summary_text(summary);
+  EXPECT_NE(text.find("3 tiles of 1 CTA that reuse"), std::string::npos) << text;
+  EXPECT_NE(text.find("waited 300 [300, 450] for its first piece"), std::string::npos) << text;
+  EXPECT_NE(text.find("issued 1,200 [1,200, 1,200] after"), std::string::npos) << text;
+}
+
+TEST(SummarizeRing, AKernelWhoseMmaWarpsRecordNothingGetsTheCopiesFiguresAlone) {
+  const RingSummary summary = summarize_ring({ring_cta(false)});
+  EXPECT_EQ(summary.tiles, 3);
+  EXPECT_DOUBLE_EQ(summary.stage_wait.median, 100);
+  EXPECT_EQ(summary.mma_wait.tiles, 0);
+  EXPECT_EQ(summary.free_to_issue.tiles, 0);
+  EXPECT_NE(ring_summary_text(summary).find("the MMA warps record no events here"),
+            std::string::npos);
+  EXPECT_EQ(ring_summary_text(summarize_ring({cta(0, {5000})})), "");
+}
+
+TEST(TimelineJson, ListsEachRingTilesEventsInCyclesFromTheCtasStart) {
+  BenchRow row{.variant = "wgmma_h64_t64_w8_s2", .heads = 128, .batch = 1, .context = 320};
+  row.timeline = {ring_cta(true)};
+  const nlohmann::json json = timeline_json({row});
+  const nlohmann::json& ring = json[0]["ctas"][0]["ring"];
+  EXPECT_EQ(ring["stages"], 2);
+  EXPECT_EQ(ring["mma_events"], true);
+  ASSERT_EQ(ring["tiles"].size(), 5u);
+  const nlohmann::json& names = json[0]["ring_summary"]["tile_events"];
+  ASSERT_EQ(names.size(), 8u);
+  EXPECT_EQ(names[4], "first_landed");
+  EXPECT_DOUBLE_EQ(ring["tiles"][3][4].get<double>(), 3500);  // across the wrap
+  EXPECT_DOUBLE_EQ(json[0]["ring_summary"]["mma_wait"]["median"].get<double>(), 300);
+  EXPECT_EQ(timeline_json({BenchRow{.variant = "h16_t16_w4_s2", .batch = 1,
+                                    .timeline = {cta(0, {10})}}})[0]["ctas"][0].count("ring"),
+            0u);
+}
+
 }  // namespace
 }  // namespace mlalab::bench

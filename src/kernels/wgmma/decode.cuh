@@ -90,7 +90,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #ifdef MLALAB_WGMMA_AVAILABLE
   wait_for_prior_grid();  // a dependent launch (grid_dependency.cuh)
   const DecodeArgs& args = kernel_args.decode;
-  timeline_cta_started(args);
+  timeline_cta_started(args, kStages, /*mma_events=*/true);
   using T = Traits<kBlockT, kStages>;
   const DecodeParams& p = args.params;
   // 1,024-byte aligned: every swizzle atom of the tiles starts on a 1,024-byte boundary.
@@ -422,6 +422,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     };
     const int first_tile = ring_tile;
     const auto stage_of = [&](int t) { return (first_tile + t) % kStages; };
+    // Warp 0 of the group records its tile events (kernels/timeline.h; nothing in a normal
+    // build).
+    const auto mma_event = [&](int t, std::uint32_t TimelineTile::*event) {
+      if (warp_in_group == 0 && lane == 0) timeline_tile_event(args, first_tile + t, event);
+    };
     const auto tile_address = [&](int t) { return kv_tiles + stage_of(t) * plan.kv_stage_bytes; };
     // This warp's MMAs on tile t are done: one of the 4 arrivals that free its group's piece
     // of the stage (traits.h). The other piece's reads by this group, S's where the tile is
@@ -429,6 +434,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // frees that piece.
     const auto release = [&](int t) {
       if (lane == 0) mbarrier_arrive(ring.piece_free(warp_group, stage_of(t)));
+      mma_event(t, warp_group == 0 ? &TimelineTile::first_freed : &TimelineTile::rest_freed);
     };
     // P (bf16 pairs) times a factor per row half, for the rare tile that moves the maximum.
     const auto rescale_probs = [](std::uint32_t(&p_frag)[T::kPvKSteps][4],
@@ -450,7 +456,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     const auto issue_scores = [&]<int kKSteps>(float (&scores)[kBlockT / 2], int t) {
       constexpr int kFirstKSteps = kFirstPieceSpans * kKStepsPerSpan;
       static_assert(kQFragmentKSteps <= kFirstKSteps);
+      if (t != 0) mma_event(t, &TimelineTile::landed_wait);  // tile 0's: walk_tiles
       ring.wait_first_landed(first_tile + t);
+      if (t != 0) mma_event(t, &TimelineTile::first_landed);
       const int stage = stage_of(t);
       const std::uint32_t kv_tile = tile_address(t);
       // q's descriptor from the tile address, which ptxas keeps in a uniform register
@@ -499,6 +507,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
       }
       ring.wait_rest_landed(first_tile + t);
+      mma_event(t, &TimelineTile::rest_landed);
       fence_operands();  // what ptxas would inject after the wait's branch (C7519)
 #pragma unroll
       for (int k = kFirstKSteps; k < kKSteps; ++k) score_ss.template operator()<true>(k);
@@ -714,8 +723,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     // MMAs of one accumulator makes ptxas serialize them.
     const auto walk_tiles = [&]<int kKSteps> {
       // q lands on tile 0's barrier, which group 1's first S (of tile 1) would not wait for:
-      // a TMA copy of q may land after tile 1's.
+      // a TMA copy of q may land after tile 1's. The group whose S reads tile 0 (the
+      // schedules below) records this wait as that tile's.
+      const bool owns_first = warp_group == (kBlockT == 64 ? work.steps % 2 : 0);
+      if (owns_first) mma_event(0, &TimelineTile::landed_wait);
       ring.wait_first_landed(first_tile);
+      if (owns_first) mma_event(0, &TimelineTile::first_landed);
       load_q_fragments();
       if constexpr (kBlockT == 64) {
         // An odd part's first tile goes alone, before the pairs (after them, its code made

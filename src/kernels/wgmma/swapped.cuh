@@ -70,7 +70,7 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
 #ifdef MLALAB_WGMMA_AVAILABLE
   wait_for_prior_grid();  // a dependent launch (grid_dependency.cuh)
   const DecodeArgs& args = kernel_args.decode;
-  timeline_cta_started(args);
+  timeline_cta_started(args, kStages);  // its copies' tile events (MMA warps': not recorded)
   using T = SwappedTraits<kStages>;
   const DecodeParams& p = args.params;
   // 1,024-byte aligned: every swizzle atom of the tiles starts on a 1,024-byte boundary.

@@ -238,6 +238,11 @@ __device__ __forceinline__ void run_copy_warpgroup(const WgmmaArgs& kernel_args,
           mbarrier_wait(ring.piece_free(piece, stage), (ring_tile / kStages - 1) % 2);
         }
       };
+      // The issuer records the tile's copy (kernels/timeline.h; nothing in a normal build).
+      const auto copy_event = [&](std::uint32_t TimelineTile::*event) {
+        if (tma_issuer) timeline_tile_event(args, ring_tile, event);
+      };
+      copy_event(&TimelineTile::free_wait);
       wait_free(0);
       const bf16* sources[kKvGroups];
       kv_rows.take(step, sources);
@@ -275,15 +280,19 @@ __device__ __forceinline__ void run_copy_warpgroup(const WgmmaArgs& kernel_args,
         // (q's, with a part's first tile, where q goes by cp.async); the issuer's expect_tx
         // precedes its arrival, so the phase cannot complete before the piece's bytes land.
         if (tma_issuer) copy_piece(0, kFirstPieceSpans, ring.tile_landed + stage * 8);
+        copy_event(&TimelineTile::first_issued);
         mbarrier_arrive_on_copies(ring.tile_landed + stage * 8);
         wait_free(1);
         if (tma_issuer) {
           copy_piece(kFirstPieceSpans, p.d_qk / kSpanElems, ring.rest_landed + stage * 8);
           next_page = tile_page(step + 1);  // the next tile's, read a tile ahead
         }
+        copy_event(&TimelineTile::rest_issued);
       } else {
         wait_free(1);
         copy_tile_async<kBlockT>(tile, p.d_qk, p.kv_cache, sources);
+        copy_event(&TimelineTile::first_issued);
+        copy_event(&TimelineTile::rest_issued);
         mbarrier_arrive_on_copies(ring.tile_landed + stage * 8);
       }
       // At once: a tile by cp.async has landed whole on tile_landed.
@@ -296,6 +305,7 @@ __device__ __forceinline__ void run_copy_warpgroup(const WgmmaArgs& kernel_args,
   } else {
     copy_part();
   }
+  if (tma_issuer) timeline_ring_tiles(args, ring_tile);
   portable::cp_async_wait<0>();
 }
 #endif  // MLALAB_WGMMA_AVAILABLE
