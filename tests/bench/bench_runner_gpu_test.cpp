@@ -1,6 +1,7 @@
 // The CUDA benchmark path end to end on a real GPU; skips with the reason without one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 #include <string>
@@ -71,10 +72,39 @@ TEST(RunCudaBench, EveryCompiledVariantValidatesAndTimes) {
   }
 }
 
+// The ring's tile events of one wgmma CTA (kernels/timeline.h) come in the order the kernel
+// forces: every step through the ring once; each tile issued after its stage's previous tile
+// freed it, landed after its issue, freed after it landed. A tile recorded against the wrong
+// ring index, or an event against the wrong tile, breaks one of them.
+void expect_ring_in_order(const kernels::CtaTimeline& record, int stages, int steps,
+                          const std::string& where) {
+  EXPECT_EQ(record.ring_stages, stages) << where;
+  EXPECT_EQ(record.ring_tiles, steps) << where;
+  // Cycles from `from` to `to` on the CTA's SM (the low 32 bits of one clock).
+  const auto after = [](std::uint32_t from, std::uint32_t to) {
+    return static_cast<std::int32_t>(to - from);
+  };
+  for (int t = 0; t < std::min(record.ring_tiles, kernels::kTimelineTiles); ++t) {
+    const kernels::TimelineTile& tile = record.tile[t];
+    const std::string at = where + ", tile " + std::to_string(t);
+    EXPECT_GE(after(tile.free_wait, tile.first_issued), 0) << at;
+    EXPECT_GE(after(tile.first_issued, tile.rest_issued), 0) << at;
+    if (record.mma_events == 0) continue;
+    EXPECT_GT(after(tile.first_issued, tile.first_landed), 0) << at;
+    EXPECT_GE(after(tile.landed_wait, tile.first_landed), 0) << at;
+    EXPECT_GE(after(tile.first_landed, tile.rest_landed), 0) << at;
+    EXPECT_GT(after(tile.first_landed, tile.first_freed), 0) << at;
+    EXPECT_GT(after(tile.rest_landed, tile.rest_freed), 0) << at;
+    if (t >= stages) {
+      EXPECT_GT(after(record.tile[t - stages].first_freed, tile.first_issued), 0) << at;
+    }
+  }
+}
+
 // A timeline build's records account for every step of the batch exactly once: for each
 // (sequence, head block), the steps of the parts the CTAs recorded sum to the sequence's
-// ⌈length / block_t⌉, computed here from the drawn lengths; and each CTA's parts end in order,
-// after it started.
+// ⌈length / block_t⌉, computed here from the drawn lengths; each CTA's parts end in order,
+// after it started; and a wgmma CTA's ring events are in order.
 void expect_every_step_recorded_once(const kernels::Variant& variant, const SplitPolicy& split) {
   constexpr int kBatch = 9;
   constexpr int kContext = 700;
@@ -101,6 +131,7 @@ void expect_every_step_recorded_once(const kernels::Variant& variant, const Spli
       EXPECT_EQ(record.parts, 1) << launch << ": CTA " << cta;
     }
     std::uint64_t previous_ns = record.start_ns;
+    int cta_steps = 0;
     for (int part = 0; part < record.parts; ++part) {
       const kernels::TimelinePart& done = record.part[part];
       ASSERT_GE(done.sequence, 0) << launch;
@@ -108,6 +139,11 @@ void expect_every_step_recorded_once(const kernels::Variant& variant, const Spli
       EXPECT_GE(done.end_ns, previous_ns) << launch << ": CTA " << cta << " part " << part;
       previous_ns = done.end_ns;
       steps[{done.sequence, cta % head_blocks}] += done.steps;
+      cta_steps += done.steps;
+    }
+    if (variant.shape.family == KernelFamily::kWgmma) {
+      expect_ring_in_order(record, variant.shape.stages, cta_steps, launch + ": CTA " +
+                                                                        std::to_string(cta));
     }
   }
   const std::vector<int> lengths = drawn_lengths(request.lengths, kBatch, kContext, request.seed);
