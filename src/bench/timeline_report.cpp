@@ -66,14 +66,15 @@ nlohmann::json spread_json(const Spread& spread) {
 
 // The tile events, in TimelineTile's order: each CTA's ring.tiles entry lists them so, as
 // cycles since the CTA's start.
-constexpr std::array<std::uint32_t kernels::TimelineTile::*, 8> kTileEvents{
-    &kernels::TimelineTile::free_wait,    &kernels::TimelineTile::first_issued,
+constexpr std::array<std::uint32_t kernels::TimelineTile::*, 10> kTileEvents{
+    &kernels::TimelineTile::free_wait,    &kernels::TimelineTile::first_free,
+    &kernels::TimelineTile::first_issued, &kernels::TimelineTile::rest_free,
     &kernels::TimelineTile::rest_issued,  &kernels::TimelineTile::landed_wait,
     &kernels::TimelineTile::first_landed, &kernels::TimelineTile::rest_landed,
     &kernels::TimelineTile::first_freed,  &kernels::TimelineTile::rest_freed};
-constexpr std::array<const char*, 8> kTileEventNames{
-    "free_wait",    "first_issued", "rest_issued", "landed_wait",
-    "first_landed", "rest_landed",  "first_freed", "rest_freed"};
+constexpr std::array<const char*, 10> kTileEventNames{
+    "free_wait",   "first_free",   "first_issued", "rest_free",   "rest_issued",
+    "landed_wait", "first_landed", "rest_landed",  "first_freed", "rest_freed"};
 
 nlohmann::json ring_json(const RingSummary& summary) {
   nlohmann::json events = nlohmann::json::array();
@@ -87,6 +88,8 @@ nlohmann::json ring_json(const RingSummary& summary) {
           {"mma_wait", spread_json(summary.mma_wait)},
           {"issue_to_landed", spread_json(summary.issue_to_landed)},
           {"free_to_issue", spread_json(summary.free_to_issue)},
+          {"free_to_seen", spread_json(summary.free_to_seen)},
+          {"issue_time", spread_json(summary.issue_time)},
           {"free_to_ask", spread_json(summary.free_to_ask)},
           {"rest_after_first", spread_json(summary.rest_after_first)}};
 }
@@ -95,8 +98,8 @@ nlohmann::json ring_json(const RingSummary& summary) {
 
 RingSummary summarize_ring(const std::vector<kernels::CtaTimeline>& records) {
   RingSummary summary;
-  std::vector<double> stage_wait, period, mma_wait, issue_to_landed, free_to_issue, free_to_ask,
-      rest_after_first;
+  std::vector<double> stage_wait, period, mma_wait, issue_to_landed, free_to_issue, free_to_seen,
+      issue_time, free_to_ask, rest_after_first;
   for (const auto& cta : records) {
     const int stages = cta.ring_stages;
     const int tiles = recorded_tiles(cta);
@@ -107,6 +110,7 @@ RingSummary summarize_ring(const std::vector<kernels::CtaTimeline>& records) {
       const kernels::TimelineTile& before = cta.tile[t - stages];  // its stage's last tile
       ++summary.tiles;
       stage_wait.push_back(cycles_between(tile.free_wait, tile.first_issued));
+      issue_time.push_back(cycles_between(tile.first_free, tile.first_issued));
       if (!cta.mma_events) continue;
       if (t > stages) {
         period.push_back(cycles_between(cta.tile[t - 1].first_landed, tile.first_landed));
@@ -116,6 +120,7 @@ RingSummary summarize_ring(const std::vector<kernels::CtaTimeline>& records) {
         issue_to_landed.push_back(cycles_between(tile.first_issued, tile.first_landed));
       }
       free_to_issue.push_back(cycles_between(before.first_freed, tile.first_issued));
+      free_to_seen.push_back(cycles_between(before.first_freed, tile.first_free));
       free_to_ask.push_back(cycles_between(before.first_freed, tile.landed_wait));
       rest_after_first.push_back(cycles_between(tile.first_landed, tile.rest_landed));
     }
@@ -125,6 +130,8 @@ RingSummary summarize_ring(const std::vector<kernels::CtaTimeline>& records) {
   summary.mma_wait = spread_of(std::move(mma_wait));
   summary.issue_to_landed = spread_of(std::move(issue_to_landed));
   summary.free_to_issue = spread_of(std::move(free_to_issue));
+  summary.free_to_seen = spread_of(std::move(free_to_seen));
+  summary.issue_time = spread_of(std::move(issue_time));
   summary.free_to_ask = spread_of(std::move(free_to_ask));
   summary.rest_after_first = spread_of(std::move(rest_after_first));
   return summary;
@@ -139,16 +146,19 @@ std::string ring_summary_text(const RingSummary& summary) {
   };
   std::string text = fmt::format(
       "ring, {} of {} that reuse a stage, SM cycles, median [10th, 90th percentile]: the copy "
-      "issuer waited {} for a tile's stage",
-      counted(summary.tiles, "tile"), counted(summary.ctas, "CTA"), figure(summary.stage_wait));
+      "issuer waited {} for a tile's stage and took {} from the free to the first piece's issue",
+      counted(summary.tiles, "tile"), counted(summary.ctas, "CTA"), figure(summary.stage_wait),
+      figure(summary.issue_time));
   if (summary.mma_wait.tiles == 0) return text + " (the MMA warps record no events here)";
   return text + fmt::format(
-                    "; a tile every {}; the MMA warps waited {} for its first piece; it was "
-                    "issued {} after its stage's first piece was freed, {} before the MMA "
-                    "warps asked for it, and landed {} after its issue where they were "
-                    "waiting already ({}); the rest's wait returned {} after the first's",
+                    "; a tile every {}; the MMA warps waited {} for its first piece; its "
+                    "stage's first piece was freed {} before the MMA warps asked for it, the "
+                    "issuer saw it {} and issued the piece {} after the free, which landed {} "
+                    "after its issue where they were waiting already ({}); the rest's wait "
+                    "returned {} after the first's",
                     figure(summary.tile_period), figure(summary.mma_wait),
-                    figure(summary.free_to_issue), figure(summary.free_to_ask),
+                    figure(summary.free_to_ask), figure(summary.free_to_seen),
+                    figure(summary.free_to_issue),
                     figure(summary.issue_to_landed), counted(summary.issue_to_landed.tiles, "tile"),
                     figure(summary.rest_after_first));
 }

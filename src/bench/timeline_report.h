@@ -50,6 +50,8 @@ struct RingSummary {
   Spread issue_to_landed; // first piece issued → landed, where the MMA warps were already
                           // waiting (elsewhere only its landing's upper bound is known)
   Spread free_to_issue;   // the stage's first piece freed (group 0's warp 0) → the next copy issued
+  Spread free_to_seen;    // ... → the copy issuer's wait for that free returned
+  Spread issue_time;      // that wait's return → the first piece issued
   Spread free_to_ask;     // the stage's first piece freed → the MMA warps asked for the next tile
   Spread rest_after_first;  // the rest's wait returned, after the first piece's
 };

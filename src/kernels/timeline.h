@@ -46,8 +46,10 @@ inline constexpr int kTimelineParts = 15;
 // landing, and how long before or after that the MMA warps asked for it.
 struct TimelineTile {
   std::uint32_t free_wait;      // the copy issuer begins waiting for the stage (tiles >= stages)
+  std::uint32_t first_free;     // its wait for the first piece's free returned
   std::uint32_t first_issued;   // it has issued the tile's first piece (a cp.async tile: all of it)
-  std::uint32_t rest_issued;    // ... and the rest
+  std::uint32_t rest_free;      // its wait for the rest's free returned
+  std::uint32_t rest_issued;    // it has issued the rest
   std::uint32_t landed_wait;    // warp 0 of the group whose S reads the tile begins waiting
   std::uint32_t first_landed;   // ... for its first piece: the wait returned
   std::uint32_t rest_landed;    // ... for the rest: the wait returned

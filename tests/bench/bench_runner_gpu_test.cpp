@@ -87,8 +87,12 @@ void expect_ring_in_order(const kernels::CtaTimeline& record, int stages, int st
   for (int t = 0; t < std::min(record.ring_tiles, kernels::kTimelineTiles); ++t) {
     const kernels::TimelineTile& tile = record.tile[t];
     const std::string at = where + ", tile " + std::to_string(t);
-    EXPECT_GE(after(tile.free_wait, tile.first_issued), 0) << at;
+    // A TMA tile's pieces go one after the other; a cp.async tile's together, after both frees.
+    EXPECT_GE(after(tile.free_wait, tile.first_free), 0) << at;
+    EXPECT_GE(after(tile.first_free, tile.first_issued), 0) << at;
+    EXPECT_GE(after(tile.first_free, tile.rest_free), 0) << at;
     EXPECT_GE(after(tile.first_issued, tile.rest_issued), 0) << at;
+    EXPECT_GE(after(tile.rest_free, tile.rest_issued), 0) << at;
     if (record.mma_events == 0) continue;
     EXPECT_GT(after(tile.first_issued, tile.first_landed), 0) << at;
     EXPECT_GE(after(tile.landed_wait, tile.first_landed), 0) << at;
@@ -96,7 +100,8 @@ void expect_ring_in_order(const kernels::CtaTimeline& record, int stages, int st
     EXPECT_GT(after(tile.first_landed, tile.first_freed), 0) << at;
     EXPECT_GT(after(tile.rest_landed, tile.rest_freed), 0) << at;
     if (t >= stages) {
-      EXPECT_GT(after(record.tile[t - stages].first_freed, tile.first_issued), 0) << at;
+      EXPECT_GT(after(record.tile[t - stages].first_freed, tile.first_free), 0) << at;
+      EXPECT_GT(after(record.tile[t - stages].rest_freed, tile.rest_free), 0) << at;
     }
   }
 }

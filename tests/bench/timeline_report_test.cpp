@@ -87,7 +87,9 @@ CtaTimeline ring_cta(bool mma_events) {
   for (int t = 0; t < record.ring_tiles; ++t) {
     const std::uint32_t base = record.start_clock + 1000u * t;
     record.tile[t] = {.free_wait = base,
+                      .first_free = base + 60,
                       .first_issued = base + 100,
+                      .rest_free = base + 120,
                       .rest_issued = base + 150,
                       .landed_wait = base + (t % 2 == 1 ? 50u : 200u),
                       .first_landed = base + 500,
@@ -115,13 +117,16 @@ TEST(SummarizeRing, TilesThatReuseAStageFromTheirStagesLastTileAcrossTheClocksWr
   // Tile t − 2 freed its stage's first piece at 900: tile t issued 2,100 − 900 later and asked
   // for at 2,200 or 2,050.
   EXPECT_DOUBLE_EQ(summary.free_to_issue.median, 1200);
+  EXPECT_DOUBLE_EQ(summary.free_to_seen.median, 1160);  // the issuer's wait returned at 60
+  EXPECT_DOUBLE_EQ(summary.issue_time.median, 40);
   EXPECT_DOUBLE_EQ(summary.free_to_ask.median, 1300);
   EXPECT_DOUBLE_EQ(summary.free_to_ask.p10, 1150);
   EXPECT_DOUBLE_EQ(summary.rest_after_first.median, 80);
   const std::string text = ring_summary_text(summary);
   EXPECT_NE(text.find("3 tiles of 1 CTA that reuse"), std::string::npos) << text;
   EXPECT_NE(text.find("waited 300 [300, 450] for its first piece"), std::string::npos) << text;
-  EXPECT_NE(text.find("issued 1,200 [1,200, 1,200] after"), std::string::npos) << text;
+  EXPECT_NE(text.find("issued the piece 1,200 [1,200, 1,200] after"), std::string::npos) << text;
+  EXPECT_NE(text.find("took 40 [40, 40] from the free"), std::string::npos) << text;
 }
 
 TEST(SummarizeRing, AKernelWhoseMmaWarpsRecordNothingGetsTheCopiesFiguresAlone) {
@@ -144,9 +149,9 @@ TEST(TimelineJson, ListsEachRingTilesEventsInCyclesFromTheCtasStart) {
   EXPECT_EQ(ring["mma_events"], true);
   ASSERT_EQ(ring["tiles"].size(), 5u);
   const nlohmann::json& names = json[0]["ring_summary"]["tile_events"];
-  ASSERT_EQ(names.size(), 8u);
-  EXPECT_EQ(names[4], "first_landed");
-  EXPECT_DOUBLE_EQ(ring["tiles"][3][4].get<double>(), 3500);  // across the wrap
+  ASSERT_EQ(names.size(), 10u);
+  EXPECT_EQ(names[6], "first_landed");
+  EXPECT_DOUBLE_EQ(ring["tiles"][3][6].get<double>(), 3500);  // across the wrap
   EXPECT_DOUBLE_EQ(json[0]["ring_summary"]["mma_wait"]["median"].get<double>(), 300);
   EXPECT_EQ(timeline_json({BenchRow{.variant = "h16_t16_w4_s2", .batch = 1,
                                     .timeline = {cta(0, {10})}}})[0]["ctas"][0].count("ring"),

@@ -244,6 +244,7 @@ __device__ __forceinline__ void run_copy_warpgroup(const WgmmaArgs& kernel_args,
       };
       copy_event(&TimelineTile::free_wait);
       wait_free(0);
+      copy_event(&TimelineTile::first_free);
       const bf16* sources[kKvGroups];
       kv_rows.take(step, sources);
       const std::uint32_t tile = ring.kv_tiles + stage * ring.kv_stage_bytes;
@@ -283,6 +284,7 @@ __device__ __forceinline__ void run_copy_warpgroup(const WgmmaArgs& kernel_args,
         copy_event(&TimelineTile::first_issued);
         mbarrier_arrive_on_copies(ring.tile_landed + stage * 8);
         wait_free(1);
+        copy_event(&TimelineTile::rest_free);
         if (tma_issuer) {
           copy_piece(kFirstPieceSpans, p.d_qk / kSpanElems, ring.rest_landed + stage * 8);
           next_page = tile_page(step + 1);  // the next tile's, read a tile ahead
@@ -290,6 +292,7 @@ __device__ __forceinline__ void run_copy_warpgroup(const WgmmaArgs& kernel_args,
         copy_event(&TimelineTile::rest_issued);
       } else {
         wait_free(1);
+        copy_event(&TimelineTile::rest_free);
         copy_tile_async<kBlockT>(tile, p.d_qk, p.kv_cache, sources);
         copy_event(&TimelineTile::first_issued);
         copy_event(&TimelineTile::rest_issued);
