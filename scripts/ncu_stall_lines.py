@@ -16,6 +16,7 @@ import argparse
 import collections
 import csv
 import io
+import itertools
 import lzma
 import os
 import sys
@@ -58,12 +59,9 @@ def checkout_text(path, line, root):
         return ""
     try:
         with open(os.path.join(root, path[marker + 1:]), encoding="utf-8") as source:
-            for number_, text in enumerate(source, 1):
-                if number_ == line:
-                    return text.strip()
+            return next(itertools.islice(source, line - 1, None), "").strip()
     except OSError:
-        pass
-    return ""
+        return ""
 
 
 def summary(lines, top, root):
