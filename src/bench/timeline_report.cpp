@@ -75,6 +75,8 @@ constexpr std::array<std::uint32_t kernels::TimelineTile::*, 10> kTileEvents{
 constexpr std::array<const char*, 10> kTileEventNames{
     "free_wait",   "first_free",   "first_issued", "rest_free",   "rest_issued",
     "landed_wait", "first_landed", "rest_landed",  "first_freed", "rest_freed"};
+// kTileEvents from here on are the MMA warps': null in the JSON where they record none.
+constexpr std::size_t kFirstMmaEvent = 5;
 
 nlohmann::json ring_json(const RingSummary& summary) {
   nlohmann::json events = nlohmann::json::array();
@@ -231,8 +233,12 @@ nlohmann::json timeline_json(const std::vector<BenchRow>& rows) {
         nlohmann::json tiles = nlohmann::json::array();
         for (int t = 0; t < recorded_tiles(cta); ++t) {
           nlohmann::json events = nlohmann::json::array();
-          for (const auto event : kTileEvents) {
-            events.push_back(cycles_between(cta.start_clock, cta.tile[t].*event));
+          for (std::size_t e = 0; e < kTileEvents.size(); ++e) {
+            if (e >= kFirstMmaEvent && !cta.mma_events) {
+              events.push_back(nullptr);
+              continue;
+            }
+            events.push_back(cycles_between(cta.start_clock, cta.tile[t].*kTileEvents[e]));
           }
           tiles.push_back(std::move(events));
         }

@@ -17,7 +17,8 @@ CtaTimeline cta(std::uint64_t start_ns, std::vector<std::uint64_t> ends_ns, unsi
   record.sm = sm;
   record.parts = static_cast<int>(ends_ns.size());
   for (int i = 0; i < record.parts && i < kernels::kTimelineParts; ++i) {
-    record.part[i] = {.end_ns = ends_ns[i], .sequence = i, .steps = 3, .part_slot = i - 1};
+    record.part[i] = {
+        .end_ns = ends_ns[i], .sequence = i, .steps = 3, .part_slot = i - 1, .padding = 0};
   }
   return record;
 }
@@ -156,6 +157,15 @@ TEST(TimelineJson, ListsEachRingTilesEventsInCyclesFromTheCtasStart) {
   EXPECT_EQ(timeline_json({BenchRow{.variant = "h16_t16_w4_s2", .batch = 1,
                                     .timeline = {cta(0, {10})}}})[0]["ctas"][0].count("ring"),
             0u);
+}
+
+TEST(TimelineJson, WritesTheMmaWarpsEventsAsNullWhereTheKernelRecordsNone) {
+  BenchRow row{.variant = "wgmma_h16_t64_w4_s2", .heads = 16, .batch = 1, .context = 320};
+  row.timeline = {ring_cta(false)};
+  const nlohmann::json tile = timeline_json({row})[0]["ctas"][0]["ring"]["tiles"][3];
+  ASSERT_EQ(tile.size(), 10u);
+  EXPECT_DOUBLE_EQ(tile[4].get<double>(), 3150);  // rest_issued, the copy issuer's last
+  for (int event = 5; event < 10; ++event) EXPECT_TRUE(tile[event].is_null()) << event;
 }
 
 }  // namespace
