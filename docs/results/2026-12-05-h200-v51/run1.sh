@@ -29,7 +29,7 @@ step() {  # step NAME CMD...: run it unless the stop time has passed, its output
 step info bash -c "date -u; nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,driver_version --format=csv"
 step gpu_sweep env MLALAB_TEST_VARIANTS='^wgmma_h64_t64' build-v51/tests/mlalab_gpu_tests \
   --gtest_filter='Layouts/DecodeSweep.*:DecodeValidation.*'
-for lab in rest-first-h128 rest-first-page1; do
+for lab in rest-first-h128 rest-first-page1 rest-first-h16; do
   step "ab_$lab" build-v51/bin/mlalab ab $R/$lab.toml --out "$out/ab"
 done
 [ -x build-tl51/bin/mlalab ] && step timeline_h128_b64_t64 build-tl51/bin/mlalab bench --heads 128 \
