@@ -11,10 +11,12 @@
 # GPU sweep and memcheck (the change moves barrier waits), its ring timeline, then both labs.
 # Writes $OUT/v51.tar.gz; no step starts after MLALAB_STOP_AT.
 : "${MLALAB_STOP_AT:=$(( $(date +%s) + 280 ))}"
-for b in land v51 tl51; do
-  [ -x build-$b/bin/mlalab ] && continue
+# build-v51 from v51.txz, or from v51full.txz (run2.sh: the full build, same kernels).
+for b in land v51 v51full tl51; do
+  dir=build-${b%full}
+  [ -x $dir/bin/mlalab ] && continue
   [ -f build-d/$b.txz ] || continue
-  mkdir -p build-$b && tar -xJf build-d/$b.txz -C build-$b || exit 1
+  mkdir -p $dir && tar -xJf build-d/$b.txz -C $dir || exit 1
 done
 R=docs/results/2026-12-05-h200-v51
 out=/tmp/mlalab-session/v51
