@@ -51,6 +51,9 @@ Spread spread_of(std::vector<double> values) {
   };
   spread.p10 = at(0.1);
   spread.p90 = at(0.9);
+  double sum = 0.0;
+  for (const double value : values) sum += value;
+  spread.mean = sum / static_cast<double>(values.size());
   spread.median = median(std::move(values));
   return spread;
 }
@@ -59,9 +62,16 @@ int recorded_tiles(const kernels::CtaTimeline& cta) {
   return std::clamp(cta.ring_tiles, 0, kernels::kTimelineTiles);
 }
 
+// "median [10th, 90th]", cycles grouped by thousands.
+std::string figure_of(const Spread& spread) {
+  return fmt::format("{} [{}, {}]", group_thousands(std::lround(spread.median)),
+                     group_thousands(std::lround(spread.p10)),
+                     group_thousands(std::lround(spread.p90)));
+}
+
 nlohmann::json spread_json(const Spread& spread) {
   return {{"median", spread.median}, {"p10", spread.p10}, {"p90", spread.p90},
-          {"tiles", spread.tiles}};
+          {"mean", spread.mean}, {"tiles", spread.tiles}};
 }
 
 // The tile events, in TimelineTile's order: each CTA's ring.tiles entry lists them so, as
@@ -79,6 +89,11 @@ constexpr std::array<const char*, 10> kTileEventNames{
 constexpr std::size_t kFirstMmaEvent = 5;
 
 nlohmann::json ring_json(const RingSummary& summary) {
+  nlohmann::json by_stage = nlohmann::json::array();
+  for (const StageRing& stage : summary.by_stage) {
+    by_stage.push_back({{"tile_period", spread_json(stage.tile_period)},
+                        {"mma_wait", spread_json(stage.mma_wait)}});
+  }
   nlohmann::json events = nlohmann::json::array();
   for (const char* name : kTileEventNames) events.push_back(name);
   return {{"ctas", summary.ctas},
@@ -93,7 +108,26 @@ nlohmann::json ring_json(const RingSummary& summary) {
           {"free_to_seen", spread_json(summary.free_to_seen)},
           {"issue_time", spread_json(summary.issue_time)},
           {"free_to_ask", spread_json(summary.free_to_ask)},
-          {"rest_after_first", spread_json(summary.rest_after_first)}};
+          {"rest_after_first", spread_json(summary.rest_after_first)},
+          {"by_stage", by_stage}};
+}
+
+// "; by stage (tile t uses stage t mod 2): 0: a tile every 4,330 [...], mean 4,346, the MMA
+// warps waited 114 [...]; 1: ...".
+std::string by_stage_text(const std::vector<StageRing>& by_stage) {
+  if (by_stage.size() < 2) return "";
+  const auto mean = [](const Spread& spread) {
+    return group_thousands(std::lround(spread.mean));
+  };
+  std::string text = fmt::format("; by stage (tile t uses stage t mod {}):", by_stage.size());
+  for (std::size_t stage = 0; stage < by_stage.size(); ++stage) {
+    const StageRing& ring = by_stage[stage];
+    text += fmt::format(" {}: a tile every {}, mean {}, the MMA warps waited {}, mean {};",
+                        stage, figure_of(ring.tile_period), mean(ring.tile_period),
+                        figure_of(ring.mma_wait), mean(ring.mma_wait));
+  }
+  text.pop_back();
+  return text;
 }
 
 }  // namespace
@@ -102,11 +136,16 @@ RingSummary summarize_ring(const std::vector<kernels::CtaTimeline>& records) {
   RingSummary summary;
   std::vector<double> stage_wait, period, mma_wait, issue_to_landed, free_to_issue, free_to_seen,
       issue_time, free_to_ask, rest_after_first;
+  std::vector<std::vector<double>> stage_period, stage_mma_wait;  // [stage]
   for (const auto& cta : records) {
     const int stages = cta.ring_stages;
     const int tiles = recorded_tiles(cta);
     if (stages <= 0 || tiles <= stages) continue;
     ++summary.ctas;
+    if (cta.mma_events && static_cast<int>(stage_period.size()) < stages) {
+      stage_period.resize(stages);
+      stage_mma_wait.resize(stages);
+    }
     for (int t = stages; t < tiles; ++t) {
       const kernels::TimelineTile& tile = cta.tile[t];
       const kernels::TimelineTile& before = cta.tile[t - stages];  // its stage's last tile
@@ -116,8 +155,10 @@ RingSummary summarize_ring(const std::vector<kernels::CtaTimeline>& records) {
       if (!cta.mma_events) continue;
       if (t > stages) {
         period.push_back(cycles_between(cta.tile[t - 1].first_landed, tile.first_landed));
+        stage_period[t % stages].push_back(period.back());
       }
       mma_wait.push_back(cycles_between(tile.landed_wait, tile.first_landed));
+      stage_mma_wait[t % stages].push_back(mma_wait.back());
       if (cycles_between(tile.landed_wait, tile.first_issued) > 0) {
         issue_to_landed.push_back(cycles_between(tile.first_issued, tile.first_landed));
       }
@@ -136,21 +177,20 @@ RingSummary summarize_ring(const std::vector<kernels::CtaTimeline>& records) {
   summary.issue_time = spread_of(std::move(issue_time));
   summary.free_to_ask = spread_of(std::move(free_to_ask));
   summary.rest_after_first = spread_of(std::move(rest_after_first));
+  for (std::size_t stage = 0; stage < stage_period.size(); ++stage) {
+    summary.by_stage.push_back({.tile_period = spread_of(std::move(stage_period[stage])),
+                                .mma_wait = spread_of(std::move(stage_mma_wait[stage]))});
+  }
   return summary;
 }
 
 std::string ring_summary_text(const RingSummary& summary) {
   if (summary.tiles == 0) return "";
-  const auto figure = [](const Spread& spread) {
-    return fmt::format("{} [{}, {}]", group_thousands(std::lround(spread.median)),
-                       group_thousands(std::lround(spread.p10)),
-                       group_thousands(std::lround(spread.p90)));
-  };
   std::string text = fmt::format(
       "ring, {} of {} that reuse a stage, SM cycles, median [10th, 90th percentile]: the copy "
       "issuer waited {} for a tile's stage and took {} from the free to the first piece's issue",
-      counted(summary.tiles, "tile"), counted(summary.ctas, "CTA"), figure(summary.stage_wait),
-      figure(summary.issue_time));
+      counted(summary.tiles, "tile"), counted(summary.ctas, "CTA"), figure_of(summary.stage_wait),
+      figure_of(summary.issue_time));
   if (summary.mma_wait.tiles == 0) return text + " (the MMA warps record no events here)";
   return text + fmt::format(
                     "; a tile every {}; the MMA warps waited {} for its first piece; its "
@@ -158,11 +198,12 @@ std::string ring_summary_text(const RingSummary& summary) {
                     "issuer saw it {} and issued the piece {} after the free, which landed {} "
                     "after its issue where they were waiting already ({}); the rest's wait "
                     "returned {} after the first's",
-                    figure(summary.tile_period), figure(summary.mma_wait),
-                    figure(summary.free_to_ask), figure(summary.free_to_seen),
-                    figure(summary.free_to_issue),
-                    figure(summary.issue_to_landed), counted(summary.issue_to_landed.tiles, "tile"),
-                    figure(summary.rest_after_first));
+                    figure_of(summary.tile_period), figure_of(summary.mma_wait),
+                    figure_of(summary.free_to_ask), figure_of(summary.free_to_seen),
+                    figure_of(summary.free_to_issue), figure_of(summary.issue_to_landed),
+                    counted(summary.issue_to_landed.tiles, "tile"),
+                    figure_of(summary.rest_after_first)) +
+         by_stage_text(summary.by_stage);
 }
 
 TimelineSummary summarize_timeline(const std::vector<kernels::CtaTimeline>& records) {

@@ -38,7 +38,16 @@ struct Spread {
   double median = 0.0;
   double p10 = 0.0;
   double p90 = 0.0;
-  int tiles = 0;  // the tiles it is over (0: not recorded)
+  double mean = 0.0;  // what throughput follows where tiles alternate between two kinds
+  int tiles = 0;      // the tiles it is over (0: not recorded)
+};
+
+// The MMA warps' figures of the tiles of one stage (tile t uses stage t mod stages). In the
+// 64-token pair order a stage's tiles are one group's, and the two groups' tiles differ
+// (docs/perf-notes.md, version 51): the spreads over all tiles mix the two.
+struct StageRing {
+  Spread tile_period;  // its first piece landed, after the tile before's (of any stage)
+  Spread mma_wait;
 };
 
 struct RingSummary {
@@ -54,6 +63,7 @@ struct RingSummary {
   Spread issue_time;      // that wait's return → the first piece issued
   Spread free_to_ask;     // the stage's first piece freed → the MMA warps asked for the next tile
   Spread rest_after_first;  // the rest's wait returned, after the first piece's
+  std::vector<StageRing> by_stage;  // per stage, where the MMA warps record their events
 };
 
 // tiles = 0 when no record has a ring (a portable kernel's, or no timeline build); the MMA

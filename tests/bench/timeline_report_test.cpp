@@ -123,7 +123,19 @@ TEST(SummarizeRing, TilesThatReuseAStageFromTheirStagesLastTileAcrossTheClocksWr
   EXPECT_DOUBLE_EQ(summary.free_to_ask.median, 1300);
   EXPECT_DOUBLE_EQ(summary.free_to_ask.p10, 1150);
   EXPECT_DOUBLE_EQ(summary.rest_after_first.median, 80);
+  EXPECT_DOUBLE_EQ(summary.mma_wait.mean, 350);  // 300, 450, 300
+  // Tiles 2 and 4 use stage 0, tile 3 stage 1 (which alone has odd tiles' early asks).
+  ASSERT_EQ(summary.by_stage.size(), 2u);
+  EXPECT_EQ(summary.by_stage[0].mma_wait.tiles, 2);
+  EXPECT_DOUBLE_EQ(summary.by_stage[0].mma_wait.mean, 300);
+  EXPECT_DOUBLE_EQ(summary.by_stage[1].mma_wait.median, 450);
+  EXPECT_EQ(summary.by_stage[0].tile_period.tiles, 1);  // tile 4 (tile 2 has no tile before)
+  EXPECT_DOUBLE_EQ(summary.by_stage[1].tile_period.mean, 1000);
   const std::string text = ring_summary_text(summary);
+  EXPECT_NE(text.find("by stage (tile t uses stage t mod 2): 0: a tile every 1,000 [1,000, "
+                      "1,000], mean 1,000, the MMA warps waited 300 [300, 300], mean 300; 1:"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("3 tiles of 1 CTA that reuse"), std::string::npos) << text;
   EXPECT_NE(text.find("waited 300 [300, 450] for its first piece"), std::string::npos) << text;
   EXPECT_NE(text.find("issued the piece 1,200 [1,200, 1,200] after"), std::string::npos) << text;
@@ -136,6 +148,7 @@ TEST(SummarizeRing, AKernelWhoseMmaWarpsRecordNothingGetsTheCopiesFiguresAlone) 
   EXPECT_DOUBLE_EQ(summary.stage_wait.median, 100);
   EXPECT_EQ(summary.mma_wait.tiles, 0);
   EXPECT_EQ(summary.free_to_issue.tiles, 0);
+  EXPECT_TRUE(summary.by_stage.empty());
   EXPECT_NE(ring_summary_text(summary).find("the MMA warps record no events here"),
             std::string::npos);
   EXPECT_EQ(ring_summary_text(summarize_ring({cta(0, {5000})})), "");
@@ -154,6 +167,9 @@ TEST(TimelineJson, ListsEachRingTilesEventsInCyclesFromTheCtasStart) {
   EXPECT_EQ(names[6], "first_landed");
   EXPECT_DOUBLE_EQ(ring["tiles"][3][6].get<double>(), 3500);  // across the wrap
   EXPECT_DOUBLE_EQ(json[0]["ring_summary"]["mma_wait"]["median"].get<double>(), 300);
+  EXPECT_DOUBLE_EQ(json[0]["ring_summary"]["mma_wait"]["mean"].get<double>(), 350);
+  EXPECT_DOUBLE_EQ(
+      json[0]["ring_summary"]["by_stage"][1]["mma_wait"]["median"].get<double>(), 450);
   EXPECT_EQ(timeline_json({BenchRow{.variant = "h16_t16_w4_s2", .batch = 1,
                                     .timeline = {cta(0, {10})}}})[0]["ctas"][0].count("ring"),
             0u);
