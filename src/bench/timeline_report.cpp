@@ -157,7 +157,12 @@ RingSummary summarize_ring(const std::vector<kernels::CtaTimeline>& records) {
         period.push_back(cycles_between(cta.tile[t - 1].first_landed, tile.first_landed));
         stage_period[t % stages].push_back(period.back());
       }
-      mma_wait.push_back(cycles_between(tile.landed_wait, tile.first_landed));
+      // Until the piece its S begins on had landed: the first, or the rest where the kernel
+      // waits for that first (the wait that returns first is the first wait).
+      const std::uint32_t began = cycles_between(tile.first_landed, tile.rest_landed) < 0
+                                      ? tile.rest_landed
+                                      : tile.first_landed;
+      mma_wait.push_back(cycles_between(tile.landed_wait, began));
       stage_mma_wait[t % stages].push_back(mma_wait.back());
       if (cycles_between(tile.landed_wait, tile.first_issued) > 0) {
         issue_to_landed.push_back(cycles_between(tile.first_issued, tile.first_landed));
@@ -193,7 +198,7 @@ std::string ring_summary_text(const RingSummary& summary) {
       figure_of(summary.issue_time));
   if (summary.mma_wait.tiles == 0) return text + " (the MMA warps record no events here)";
   return text + fmt::format(
-                    "; a tile every {}; the MMA warps waited {} for its first piece; its "
+                    "; a tile every {}; the MMA warps waited {} for the piece S begins on; its "
                     "stage's first piece was freed {} before the MMA warps asked for it, the "
                     "issuer saw it {} and issued the piece {} after the free, which landed {} "
                     "after its issue where they were waiting already ({}); the rest's wait "

@@ -55,7 +55,8 @@ struct RingSummary {
   int tiles = 0;  // their tiles that reuse a stage
   Spread stage_wait;      // the copy issuer waited for the stage and issued the first piece
   Spread tile_period;     // between the first pieces' landings of consecutive tiles
-  Spread mma_wait;        // the MMA warps asked for the first piece until it had landed
+  Spread mma_wait;        // the MMA warps asked for the tile until the piece their S begins
+                          // on had landed (the first; the rest where they wait for it first)
   Spread issue_to_landed; // first piece issued → landed, where the MMA warps were already
                           // waiting (elsewhere only its landing's upper bound is known)
   Spread free_to_issue;   // the stage's first piece freed (group 0's warp 0) → the next copy issued

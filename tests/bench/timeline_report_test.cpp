@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mlalab::bench {
@@ -137,9 +138,20 @@ TEST(SummarizeRing, TilesThatReuseAStageFromTheirStagesLastTileAcrossTheClocksWr
             std::string::npos)
       << text;
   EXPECT_NE(text.find("3 tiles of 1 CTA that reuse"), std::string::npos) << text;
-  EXPECT_NE(text.find("waited 300 [300, 450] for its first piece"), std::string::npos) << text;
+  EXPECT_NE(text.find("waited 300 [300, 450] for the piece S begins on"), std::string::npos) << text;
   EXPECT_NE(text.find("issued the piece 1,200 [1,200, 1,200] after"), std::string::npos) << text;
   EXPECT_NE(text.find("took 40 [40, 40] from the free"), std::string::npos) << text;
+}
+
+TEST(SummarizeRing, AnSThatBeginsOnTheRestWaitedUntilTheRestLanded) {
+  CtaTimeline record = ring_cta(true);
+  for (int t = 0; t < record.ring_tiles; ++t) {
+    std::swap(record.tile[t].first_landed, record.tile[t].rest_landed);  // rest at 500
+    record.tile[t].first_landed += 200;                                  // first at 780
+  }
+  const RingSummary summary = summarize_ring({record});
+  EXPECT_DOUBLE_EQ(summary.mma_wait.median, 300);  // asked at 200 (or 50), the rest at 500
+  EXPECT_DOUBLE_EQ(summary.mma_wait.p90, 450);
 }
 
 TEST(SummarizeRing, AKernelWhoseMmaWarpsRecordNothingGetsTheCopiesFiguresAlone) {
