@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 
 #include "core/median.h"
 #include "core/number_text.h"
@@ -51,9 +52,8 @@ Spread spread_of(std::vector<double> values) {
   };
   spread.p10 = at(0.1);
   spread.p90 = at(0.9);
-  double sum = 0.0;
-  for (const double value : values) sum += value;
-  spread.mean = sum / static_cast<double>(values.size());
+  spread.mean =
+      std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
   spread.median = median(std::move(values));
   return spread;
 }
@@ -109,7 +109,7 @@ nlohmann::json ring_json(const RingSummary& summary) {
           {"issue_time", spread_json(summary.issue_time)},
           {"free_to_ask", spread_json(summary.free_to_ask)},
           {"rest_after_first", spread_json(summary.rest_after_first)},
-          {"by_stage", by_stage}};
+          {"by_stage", std::move(by_stage)}};
 }
 
 // "; by stage (tile t uses stage t mod 2): 0: a tile every 4,330 [...], mean 4,346, the MMA

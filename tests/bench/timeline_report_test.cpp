@@ -138,7 +138,8 @@ TEST(SummarizeRing, TilesThatReuseAStageFromTheirStagesLastTileAcrossTheClocksWr
             std::string::npos)
       << text;
   EXPECT_NE(text.find("3 tiles of 1 CTA that reuse"), std::string::npos) << text;
-  EXPECT_NE(text.find("waited 300 [300, 450] for the piece S begins on"), std::string::npos) << text;
+  EXPECT_NE(text.find("waited 300 [300, 450] for the piece S begins on"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("issued the piece 1,200 [1,200, 1,200] after"), std::string::npos) << text;
   EXPECT_NE(text.find("took 40 [40, 40] from the free"), std::string::npos) << text;
 }
