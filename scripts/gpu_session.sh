@@ -55,34 +55,8 @@ status=0
 
 archive="${MLALAB_ARCHIVE_DIR:-$(dirname "$out")}/$(basename "$out").tar.gz"
 mkdir -p "$(dirname "$archive")"
-pack() {  # the archive, replaced whole, so a kill while packing leaves the last one
-  tar czf "$archive.partial" -C "$(dirname "$out")" "$(basename "$out")" &&
-    mv "$archive.partial" "$archive"
-}
-
-run() {  # run NAME CMD...: tee the output to OUT_DIR/NAME.log, remember failures
-  local name=$1
-  shift
-  local limit=()
-  if [ -n "${MLALAB_STOP_AT:-}" ]; then
-    local left=$((MLALAB_STOP_AT - $(date +%s)))
-    if [ "$left" -le 0 ]; then
-      echo "=== $name skipped: MLALAB_STOP_AT has passed"
-      echo "$name" >> "$out/skipped.txt"
-      status=1
-      return 0
-    fi
-    # --foreground: the step alone gets SIGTERM, once (a lab's second SIGTERM would mean
-    # "exit at once, write nothing"); --preserve-status: its own exit status, not 124.
-    limit=(timeout --foreground --preserve-status --kill-after=20 "$left")
-  fi
-  echo "=== $name: $*"
-  "${limit[@]}" "$@" > "$out/$name.log" 2>&1
-  local rc=$?
-  tail -n 25 "$out/$name.log"
-  [ "$rc" -ne 0 ] && { echo "=== $name failed with exit status $rc"; status=1; }
-  return 0
-}
+# pack and run (session_steps.sh): steps under MLALAB_STOP_AT, logs in $out, $archive.
+source "$(dirname "${BASH_SOURCE[0]}")/session_steps.sh"
 
 for stage in "${stages[@]}"; do
   case "$stage" in

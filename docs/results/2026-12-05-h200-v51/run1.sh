@@ -21,13 +21,8 @@ done
 R=docs/results/2026-12-05-h200-v51
 out=/tmp/mlalab-session/v51
 mkdir -p "$out"
-step() {  # step NAME CMD...: run it unless the stop time has passed, its output to NAME.log
-  local name=$1; shift
-  [ "$(date +%s)" -ge "$MLALAB_STOP_AT" ] && { echo "$name skipped" >> "$out/skipped.txt"; return; }
-  timeout --foreground $(( MLALAB_STOP_AT - $(date +%s) )) "$@" > "$out/$name.log" 2>&1
-  echo "=== $name: exit $?"; tail -n 4 "$out/$name.log"
-  tar -czf "$OUT/v51.tar.gz" -C /tmp/mlalab-session v51
-}
+archive="$OUT/v51.tar.gz"
+source scripts/session_steps.sh  # step NAME CMD...: bounded by MLALAB_STOP_AT, packed
 step info bash -c "date -u; nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,driver_version --format=csv"
 step gpu_sweep env MLALAB_TEST_VARIANTS='^wgmma_h64_t64' build-v51/tests/mlalab_gpu_tests \
   --gtest_filter='Layouts/DecodeSweep.*:DecodeValidation.*'
@@ -44,4 +39,4 @@ step synccheck env MLALAB_TEST_VARIANTS='^wgmma_h64_t64' MLALAB_TEST_CASES='^(b3
   compute-sanitizer --tool synccheck --error-exitcode 1 build-v51/tests/mlalab_gpu_tests \
   --gtest_filter='Layouts/DecodeSweep.*'
 xz -T0 "$out"/*.json 2>/dev/null
-tar -czf "$OUT/v51.tar.gz" -C /tmp/mlalab-session v51
+pack

@@ -19,13 +19,8 @@ done
 R=docs/results/2026-12-05-h200-v52
 out=/tmp/mlalab-session/v52
 mkdir -p "$out"
-step() {  # step NAME CMD...: run it unless the stop time has passed, its output to NAME.log
-  local name=$1; shift
-  [ "$(date +%s)" -ge "$MLALAB_STOP_AT" ] && { echo "$name skipped" >> "$out/skipped.txt"; return; }
-  timeout --foreground $(( MLALAB_STOP_AT - $(date +%s) )) "$@" > "$out/$name.log" 2>&1
-  echo "=== $name: exit $?"; tail -n 4 "$out/$name.log"
-  tar -czf "$OUT/v52.tar.gz" -C /tmp/mlalab-session v52
-}
+archive="$OUT/v52.tar.gz"
+source scripts/session_steps.sh  # step NAME CMD...: bounded by MLALAB_STOP_AT, packed
 step info bash -c "date -u; nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,driver_version --format=csv"
 step sweep_v52 env MLALAB_TEST_VARIANTS='^wgmma_' build-v52/tests/mlalab_gpu_tests \
   --gtest_filter='Layouts/DecodeSweep.*:DecodeValidation.*'
@@ -45,4 +40,4 @@ step synccheck_v52 env MLALAB_TEST_VARIANTS='^wgmma_h64_' MLALAB_TEST_CASES="$sm
 step racecheck_v52_swapped env MLALAB_TEST_VARIANTS='^wgmma_h16_t64_w4_s2$' MLALAB_TEST_CASES="$small" \
   compute-sanitizer --tool racecheck --error-exitcode 1 build-v52/tests/mlalab_gpu_tests \
   --gtest_filter='Layouts/DecodeSweep.*'
-tar -czf "$OUT/v52.tar.gz" -C /tmp/mlalab-session v52
+pack
