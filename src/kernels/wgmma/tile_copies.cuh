@@ -245,8 +245,9 @@ __device__ __forceinline__ void run_copy_warpgroup(const WgmmaArgs& kernel_args,
       copy_event(&TimelineTile::free_wait);
       wait_free(0);
       copy_event(&TimelineTile::first_free);
+      // The cp.async rows' addresses (and the lookahead's next page-table reads), once per step:
+      // a TMA tile's after its first piece's issue, which is on the MMA warps' path.
       const bf16* sources[kKvGroups];
-      kv_rows.take(step, sources);
       const std::uint32_t tile = ring.kv_tiles + stage * ring.kv_stage_bytes;
       const int tile_token = work.token_begin + step * kBlockT;
       // A whole tile lies in one page (the map exists only where pages are at least a tile
@@ -283,6 +284,7 @@ __device__ __forceinline__ void run_copy_warpgroup(const WgmmaArgs& kernel_args,
         if (tma_issuer) copy_piece(0, kFirstPieceSpans, ring.tile_landed + stage * 8);
         copy_event(&TimelineTile::first_issued);
         mbarrier_arrive_on_copies(ring.tile_landed + stage * 8);
+        kv_rows.take(step, sources);
         wait_free(1);
         copy_event(&TimelineTile::rest_free);
         if (tma_issuer) {
@@ -291,6 +293,7 @@ __device__ __forceinline__ void run_copy_warpgroup(const WgmmaArgs& kernel_args,
         }
         copy_event(&TimelineTile::rest_issued);
       } else {
+        kv_rows.take(step, sources);
         wait_free(1);
         copy_event(&TimelineTile::rest_free);
         copy_tile_async<kBlockT>(tile, p.d_qk, p.kv_cache, sources);
