@@ -7,7 +7,7 @@ mkdir -p "$out"
 { date -u; nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,driver_version \
     --format=csv; } > "$out/info.log"
 nvcc -std=c++20 -O3 -gencode=arch=compute_90a,code=sm_90a -Isrc -o /tmp/l2_ceiling \
-  docs/results/2026-12-05-h100-l2-ceiling/l2_ceiling.cu || exit 1
+  docs/results/2026-12-05-l2-ceiling/l2_ceiling.cu || exit 1
 timeout 180 /tmp/l2_ceiling 2>&1 | tee "$out/l2.log"
 # The 128-head kernel at batch 128 and 64 (the variant the tables serve), at the GPU's own
 # clocks: bytes from L2 into the SMs, L2 and DRAM throughput, duration.

@@ -19,7 +19,7 @@
 //
 // Build and run (sm_90a; from the repository root):
 //   nvcc -std=c++20 -O3 -gencode=arch=compute_90a,code=sm_90a -Isrc -o /tmp/l2_ceiling \
-//     docs/results/2026-12-05-h100-l2-ceiling/l2_ceiling.cu && /tmp/l2_ceiling
+//     docs/results/2026-12-05-l2-ceiling/l2_ceiling.cu && /tmp/l2_ceiling
 #include <cuda_runtime.h>
 
 #include <algorithm>
