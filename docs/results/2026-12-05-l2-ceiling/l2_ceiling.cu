@@ -22,15 +22,18 @@
 //     docs/results/2026-12-05-l2-ceiling/l2_ceiling.cu && /tmp/l2_ceiling
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
+#include "core/median.h"
+#include "kernels/portable/primitives.cuh"
 #include "kernels/wgmma/primitives.cuh"
 
 namespace wg = mlalab::kernels::wgmma;
+using mlalab::kernels::portable::smem_address;
 
 #define CHECK(call)                                                                    \
   do {                                                                                 \
@@ -61,10 +64,6 @@ __device__ __forceinline__ void bulk_load_multicast(std::uint32_t destination, c
       " [%0], [%1], %2, [%3], %4;\n" ::"r"(destination),
       "l"(source), "r"(bytes), "r"(barrier), "h"(mask)
       : "memory");
-}
-
-__device__ __forceinline__ std::uint32_t smem_address(const void* pointer) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(pointer));
 }
 
 // The region is cut into as many equal spans as there are streams; a stream starts at its span
@@ -108,8 +107,9 @@ __global__ void __cluster_dims__(2, 1, 1)
   const int my_chunks = chunks_per_cta / issuers;
 
   const int piece = multicast ? chunk / 2 : chunk;
+  auto stage_of = [&](int j) { return ring_base + j % ring; };
   auto issue = [&](int j) {
-    const int s = ring_base + j % ring;
+    const int s = stage_of(j);
     const int i = j * issuers + issuer;
     const std::uint32_t barrier = smem_address(&full[s]);
     const std::size_t offset =
@@ -126,7 +126,7 @@ __global__ void __cluster_dims__(2, 1, 1)
   };
   // A stage may be refilled once every CTA that it lands in has seen its last chunk land.
   auto release = [&](int j) {
-    const int s = ring_base + j % ring;
+    const int s = stage_of(j);
     wg::mbarrier_wait(smem_address(&full[s]), (j / ring) & 1);
     if (multicast) {
       wg::mbarrier_arrive_on_peer(wg::peer_address(smem_address(&empty[s]), peer));
@@ -139,8 +139,7 @@ __global__ void __cluster_dims__(2, 1, 1)
   for (int j = 0; j < my_chunks; ++j) {
     if (j >= ring) {
       release(j - ring);
-      const int s = ring_base + j % ring;
-      wg::mbarrier_wait_for_peer(smem_address(&empty[s]), (j / ring - 1) & 1);
+      wg::mbarrier_wait_for_peer(smem_address(&empty[stage_of(j)]), (j / ring - 1) & 1);
     }
     issue(j);
   }
@@ -162,7 +161,7 @@ Result measure(const char* region, std::size_t region_bytes, int ctas, int chunk
   cudaEvent_t start, stop;
   CHECK(cudaEventCreate(&start));
   CHECK(cudaEventCreate(&stop));
-  std::vector<float> samples;
+  std::vector<double> samples;
   for (int run = 0; run < 14; ++run) {
     CHECK(cudaEventRecord(start));
     land_chunks<<<ctas, 32 * issuers, smem>>>(region, region_bytes, chunk, stages,
@@ -176,8 +175,7 @@ Result measure(const char* region, std::size_t region_bytes, int ctas, int chunk
   }
   CHECK(cudaEventDestroy(start));
   CHECK(cudaEventDestroy(stop));
-  std::nth_element(samples.begin(), samples.begin() + samples.size() / 2, samples.end());
-  const double ms = samples[samples.size() / 2];
+  const double ms = mlalab::median(std::move(samples));
   const double landed = static_cast<double>(ctas) * chunks_per_cta * chunk;
   return {landed / (ms * 1e-3) / 1e12, ms};
 }
