@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <optional>
 
 #include "core/median.h"
 #include "core/number_text.h"
@@ -39,6 +40,17 @@ std::uint64_t end_ns(const kernels::CtaTimeline& cta) {
 // Cycles from `from` to `to`, two reads of one SM's clock (low 32 bits, so modulo 2^32).
 double cycles_between(std::uint32_t from, std::uint32_t to) {
   return static_cast<double>(static_cast<std::int32_t>(to - from));
+}
+
+// The CTA's SM clock in MHz from its start to its last recorded part, or nothing where it ran
+// under 1 µs (%globaltimer counts in steps of tens of nanoseconds).
+std::optional<double> clock_mhz(const kernels::CtaTimeline& cta) {
+  const int parts = recorded_parts(cta);
+  if (parts == 0) return std::nullopt;
+  const kernels::TimelinePart& last = cta.part[parts - 1];
+  const double ns = static_cast<double>(last.end_ns - cta.start_ns);
+  if (last.end_ns < cta.start_ns || ns < kNanosPerMicro) return std::nullopt;
+  return cycles_between(cta.start_clock, last.end_clock) / ns * kNanosPerMicro;
 }
 
 Spread spread_of(std::vector<double> values) {
@@ -215,11 +227,12 @@ TimelineSummary summarize_timeline(const std::vector<kernels::CtaTimeline>& reco
   TimelineSummary summary;
   if (records.empty()) return summary;
   const std::uint64_t origin = first_start_ns(records);
-  std::vector<double> ends;
+  std::vector<double> ends, clocks;
   ends.reserve(records.size());
   for (const auto& cta : records) {
     const double end = micros_since(end_ns(cta), origin);
     ends.push_back(end);
+    if (const auto mhz = clock_mhz(cta)) clocks.push_back(*mhz);
     summary.last_start_us = std::max(summary.last_start_us, micros_since(cta.start_ns, origin));
     PartsGroup& group = summary.by_parts[cta.parts];
     group.mean_end_us += end;  // a sum until divided below
@@ -232,6 +245,11 @@ TimelineSummary summarize_timeline(const std::vector<kernels::CtaTimeline>& reco
   summary.min_end_us = *std::min_element(ends.begin(), ends.end());
   summary.max_end_us = *std::max_element(ends.begin(), ends.end());
   summary.median_end_us = median(std::move(ends));
+  if (!clocks.empty()) {
+    summary.min_clock_mhz = *std::min_element(clocks.begin(), clocks.end());
+    summary.max_clock_mhz = *std::max_element(clocks.begin(), clocks.end());
+    summary.median_clock_mhz = median(std::move(clocks));
+  }
   return summary;
 }
 
@@ -247,6 +265,11 @@ std::string timeline_summary_text(const TimelineSummary& summary) {
                         group.mean_end_us, group.max_end_us);
   }
   text.pop_back();
+  if (summary.median_clock_mhz > 0.0) {
+    const auto mhz = [](double value) { return group_thousands(std::lround(value)); };
+    text += fmt::format("; SM clock {} / {} / {} MHz", mhz(summary.min_clock_mhz),
+                        mhz(summary.median_clock_mhz), mhz(summary.max_clock_mhz));
+  }
   if (summary.truncated_ctas > 0) {
     text += fmt::format(" ({} CTAs had more than {} parts: the first {} recorded)",
                         summary.truncated_ctas, kernels::kTimelineParts, kernels::kTimelineParts);
@@ -268,7 +291,8 @@ nlohmann::json timeline_json(const std::vector<BenchRow>& rows) {
         parts.push_back({{"sequence", record.sequence},
                          {"steps", record.steps},
                          {"partial", record.part_slot >= 0},
-                         {"end_us", micros_since(record.end_ns, origin)}});
+                         {"end_us", micros_since(record.end_ns, origin)},
+                         {"end_cycles", cycles_between(cta.start_clock, record.end_clock)}});
       }
       nlohmann::json record{{"cta", index},
                             {"sm", cta.sm},
@@ -317,6 +341,10 @@ nlohmann::json timeline_json(const std::vector<BenchRow>& rows) {
                      {"min_end_us", summary.min_end_us},
                      {"median_end_us", summary.median_end_us},
                      {"max_end_us", summary.max_end_us},
+                     {"clock_mhz",
+                      {{"min", summary.min_clock_mhz},
+                       {"median", summary.median_clock_mhz},
+                       {"max", summary.max_clock_mhz}}},
                      {"by_parts", std::move(by_parts)}}},
                    {"ring_summary", ring_json(summarize_ring(row.timeline))},
                    {"ctas", std::move(ctas)}});

@@ -29,6 +29,11 @@ struct TimelineSummary {
   double max_end_us = 0.0;
   std::map<int, PartsGroup> by_parts{};  // key: parts of the CTA
   int truncated_ctas = 0;                // CTAs with more parts than kTimelineParts recorded
+  // The SMs' clock over the CTAs (their cycles from start to last part over the nanoseconds),
+  // MHz: the rate at which the ring's cycles were counted. 0 where no CTA ran 1 µs or more.
+  double min_clock_mhz = 0.0;
+  double median_clock_mhz = 0.0;
+  double max_clock_mhz = 0.0;
 };
 
 // The wgmma family's ring (kernels/timeline.h, TimelineTile), over the recorded tiles that reuse
@@ -80,7 +85,8 @@ std::string ring_summary_text(const RingSummary& summary);
 TimelineSummary summarize_timeline(const std::vector<kernels::CtaTimeline>& records);
 
 // "132 CTAs: started within 0.1 µs, ended at 170.8 / 177.8 / 190.1 µs (min / median / max);
-// by parts: 1: 26 CTAs, mean 172.9, max 174.3; ...", for the row's line under the table.
+// by parts: 1: 26 CTAs, mean 172.9, max 174.3; ...; SM clock 1,710 / 1,755 / 1,770 MHz", for
+// the row's line under the table.
 std::string timeline_summary_text(const TimelineSummary& summary);
 
 // The rows with a timeline, each with its shape, its CTAs (sm, start and parts in µs from the

@@ -133,6 +133,7 @@ __device__ __forceinline__ void timeline_part_done([[maybe_unused]] const Decode
   if (index >= kTimelineParts) return;
   TimelinePart& part = cta.part[index];
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(part.end_ns));
+  part.end_clock = static_cast<std::uint32_t>(clock64());
   part.sequence = work.batch;
   part.steps = max(work.steps, 0);  // a split past its sequence's end computed none
   part.part_slot = work.part_slot;

@@ -31,7 +31,10 @@ struct TimelinePart {
   std::int32_t sequence;   // the part's batch entry
   std::int32_t steps;      // its block_t-token steps (0: a split past its sequence's end)
   std::int32_t part_slot;  // its partial-result slot, or −1: it wrote the final result
-  std::int32_t padding;    // never written
+  // The low 32 bits of the SM's %clock64 at end_ns: with the CTA's start_clock and start_ns,
+  // the clock's rate over the CTA, which converts the ring's cycles into time (under load the
+  // SM may run below its top clock).
+  std::uint32_t end_clock;
 };
 
 // Parts recorded per CTA: the first kTimelineParts; `parts` counts them all, so a CTA with more

@@ -19,7 +19,7 @@ CtaTimeline cta(std::uint64_t start_ns, std::vector<std::uint64_t> ends_ns, unsi
   record.parts = static_cast<int>(ends_ns.size());
   for (int i = 0; i < record.parts && i < kernels::kTimelineParts; ++i) {
     record.part[i] = {
-        .end_ns = ends_ns[i], .sequence = i, .steps = 3, .part_slot = i - 1, .padding = 0};
+        .end_ns = ends_ns[i], .sequence = i, .steps = 3, .part_slot = i - 1, .end_clock = 0};
   }
   return record;
 }
@@ -45,6 +45,28 @@ TEST(SummarizeTimeline, EndsAreTheLastPartsFromTheFirstStartGroupedByParts) {
   EXPECT_EQ(summarize_timeline({}).ctas, 0);
 }
 
+TEST(SummarizeTimeline, TheSmClockIsEachCtasCyclesOverItsNanosecondsFromStartToLastPart) {
+  // 1,500 MHz over 8 µs (its clock's low 32 bits wrapping in between), 1,750 over 4 µs to its
+  // second part, and a CTA of 0.5 µs, too short for %globaltimer's steps: left out.
+  CtaTimeline wrapping = cta(1000, {9000});
+  wrapping.start_clock = 0xFFFF0000u;
+  wrapping.part[0].end_clock = wrapping.start_clock + 12000u;
+  CtaTimeline two_parts = cta(0, {2000, 4000});
+  two_parts.start_clock = 500;
+  two_parts.part[1].end_clock = 500 + 7000;
+  CtaTimeline short_one = cta(0, {500});
+  short_one.part[0].end_clock = 10;
+  const TimelineSummary summary = summarize_timeline({wrapping, two_parts, short_one});
+  EXPECT_DOUBLE_EQ(summary.min_clock_mhz, 1500.0);
+  EXPECT_DOUBLE_EQ(summary.max_clock_mhz, 1750.0);
+  EXPECT_DOUBLE_EQ(summary.median_clock_mhz, 1625.0);
+  EXPECT_NE(timeline_summary_text(summary).find("SM clock 1,500 / 1,625 / 1,750 MHz"),
+            std::string::npos)
+      << timeline_summary_text(summary);
+  EXPECT_EQ(timeline_summary_text(summarize_timeline({short_one})).find("SM clock"),
+            std::string::npos);
+}
+
 TEST(SummarizeTimeline, ACtaOfMorePartsThanRecordedEndsAtItsLastRecordedPart) {
   std::vector<std::uint64_t> ends;
   for (int part = 1; part <= kernels::kTimelineParts + 3; ++part) ends.push_back(1000 * part);
@@ -60,6 +82,8 @@ TEST(SummarizeTimeline, ACtaOfMorePartsThanRecordedEndsAtItsLastRecordedPart) {
 TEST(TimelineJson, HoldsEachRowWithATimelineItsCtasInMicrosecondsAndItsSummary) {
   BenchRow with{.variant = "h16_t16_w4_s2", .heads = 16, .batch = 2, .context = 100};
   with.timeline = {cta(2000, {4000}, 7), cta(2500, {3000, 6500}, 3)};
+  with.timeline[1].start_clock = 100;
+  with.timeline[1].part[1].end_clock = 7100;
   const BenchRow without{.variant = "h16_t16_w4_s2", .batch = 4};
   const nlohmann::json json = timeline_json({with, without});
   ASSERT_EQ(json.size(), 1u);
@@ -71,6 +95,7 @@ TEST(TimelineJson, HoldsEachRowWithATimelineItsCtasInMicrosecondsAndItsSummary) 
   EXPECT_DOUBLE_EQ(second["start_us"].get<double>(), 0.5);
   ASSERT_EQ(second["parts"].size(), 2u);
   EXPECT_DOUBLE_EQ(second["parts"][1]["end_us"].get<double>(), 4.5);
+  EXPECT_DOUBLE_EQ(second["parts"][1]["end_cycles"].get<double>(), 7000.0);
   EXPECT_EQ(second["parts"][0]["partial"], false);  // slot −1: the final result
   EXPECT_EQ(second["parts"][1]["partial"], true);
   EXPECT_EQ(second["parts"][1]["sequence"], 1);

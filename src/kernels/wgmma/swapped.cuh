@@ -70,7 +70,7 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
 #ifdef MLALAB_WGMMA_AVAILABLE
   wait_for_prior_grid();  // a dependent launch (grid_dependency.cuh)
   const DecodeArgs& args = kernel_args.decode;
-  timeline_cta_started(args, kStages);  // its copies' tile events (MMA warps': not recorded)
+  timeline_cta_started(args, kStages, /*mma_events=*/true);
   using T = SwappedTraits<kStages>;
   const DecodeParams& p = args.params;
   // 1,024-byte aligned: every swizzle atom of the tiles starts on a 1,024-byte boundary.
@@ -140,8 +140,16 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
       running_sum[slot] = 0.0f;
     }
 
+    // Warp 0 records the tile events (kernels/timeline.h; nothing in a normal build).
+    const auto mma_event = [&](std::uint32_t TimelineTile::*event) {
+      if (warp == 0 && lane == 0) timeline_tile_event(args, ring_tile, event);
+    };
     for (int step = 0; step < work.steps; ++step, ++ring_tile) {
-      ring.wait_landed(ring_tile);
+      mma_event(&TimelineTile::landed_wait);
+      ring.wait_first_landed(ring_tile);
+      mma_event(&TimelineTile::first_landed);
+      ring.wait_rest_landed(ring_tile);
+      mma_event(&TimelineTile::rest_landed);
       // The stage as a broadcast: ptxas then knows it is warp-uniform, and every descriptor
       // derived from it (the tile's, q's and Pᵀ's, all as offsets from the tile) is computed
       // in uniform registers. From the loop counter directly, they were computed per MMA in
@@ -261,6 +269,8 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
         mbarrier_arrive(ring.piece_free(0, stage));  // one warpgroup reads both pieces
         mbarrier_arrive(ring.piece_free(1, stage));
       }
+      mma_event(&TimelineTile::first_freed);
+      mma_event(&TimelineTile::rest_freed);
     }
 
     // ---- Epilogue: the warps' row sums meet, normalise and write ----------------------------

@@ -154,10 +154,6 @@ struct TileRing {
   __device__ void wait_rest_landed(int ring_index) const {
     mbarrier_wait(rest_landed + ring_index % kStages * 8, ring_index / kStages % 2);
   }
-  __device__ void wait_landed(int ring_index) const {
-    wait_first_landed(ring_index);
-    wait_rest_landed(ring_index);
-  }
 #endif
 
   // Balanced launches: the cursor of the MMA warps (0) or of the copy warpgroup (1), which
