@@ -70,6 +70,13 @@ Spread spread_of(std::vector<double> values) {
   return spread;
 }
 
+// Cycles from the CTA's start to a prologue event, or nothing where it was not recorded (the
+// kernel sets each to the start first: q by cp.async has no issue event).
+std::optional<double> recorded_event(const kernels::CtaTimeline& cta, std::uint32_t clock) {
+  if (clock == cta.start_clock) return std::nullopt;
+  return cycles_between(cta.start_clock, clock);
+}
+
 int recorded_tiles(const kernels::CtaTimeline& cta) {
   return std::clamp(cta.ring_tiles, 0, kernels::kTimelineTiles);
 }
@@ -121,7 +128,12 @@ nlohmann::json ring_json(const RingSummary& summary) {
           {"issue_time", spread_json(summary.issue_time)},
           {"free_to_ask", spread_json(summary.free_to_ask)},
           {"rest_after_first", spread_json(summary.rest_after_first)},
-          {"by_stage", std::move(by_stage)}};
+          {"by_stage", std::move(by_stage)},
+          {"prologue",
+           {{"work_known", spread_json(summary.prologue.work_known)},
+            {"q_issued", spread_json(summary.prologue.q_issued)},
+            {"first_issued", spread_json(summary.prologue.first_issued)},
+            {"first_landed", spread_json(summary.prologue.first_landed)}}}};
 }
 
 // "; by stage (tile t uses stage t mod 2): 0: a tile every 4,330 [...], mean 4,346, the MMA
@@ -142,6 +154,19 @@ std::string by_stage_text(const std::vector<StageRing>& by_stage) {
   return text;
 }
 
+// "; the prologue, cycles from the CTA's start: work known 1,210 [...], q issued 1,830 [...],
+// the first tile's first piece issued 2,450 [...], landed 7,600 [...]".
+std::string prologue_text(const RingPrologue& prologue) {
+  if (prologue.first_issued.tiles == 0) return "";
+  std::string text =
+      fmt::format("; the prologue, cycles from the CTA's start: work known {}",
+                  figure_of(prologue.work_known));
+  if (prologue.q_issued.tiles > 0) text += ", q issued " + figure_of(prologue.q_issued);
+  text += ", the first tile's first piece issued " + figure_of(prologue.first_issued);
+  if (prologue.first_landed.tiles > 0) text += ", landed " + figure_of(prologue.first_landed);
+  return text;
+}
+
 }  // namespace
 
 RingSummary summarize_ring(const std::vector<kernels::CtaTimeline>& records) {
@@ -149,10 +174,19 @@ RingSummary summarize_ring(const std::vector<kernels::CtaTimeline>& records) {
   std::vector<double> stage_wait, period, mma_wait, issue_to_landed, free_to_issue, free_to_seen,
       issue_time, free_to_ask, rest_after_first;
   std::vector<std::vector<double>> stage_period, stage_mma_wait;  // [stage]
+  std::vector<double> work_known, q_issued, first_issued, first_landed;
   for (const auto& cta : records) {
     const int stages = cta.ring_stages;
     const int tiles = recorded_tiles(cta);
-    if (stages <= 0 || tiles <= stages) continue;
+    if (stages <= 0 || tiles == 0) continue;
+    const auto since_start = [&](std::uint32_t clock) {
+      return cycles_between(cta.start_clock, clock);
+    };
+    work_known.push_back(since_start(cta.work_known_clock));
+    if (const auto q = recorded_event(cta, cta.q_issued_clock)) q_issued.push_back(*q);
+    first_issued.push_back(since_start(cta.tile[0].first_issued));
+    if (cta.mma_events) first_landed.push_back(since_start(cta.tile[0].first_landed));
+    if (tiles <= stages) continue;
     ++summary.ctas;
     if (cta.mma_events && static_cast<int>(stage_period.size()) < stages) {
       stage_period.resize(stages);
@@ -198,6 +232,10 @@ RingSummary summarize_ring(const std::vector<kernels::CtaTimeline>& records) {
     summary.by_stage.push_back({.tile_period = spread_of(std::move(stage_period[stage])),
                                 .mma_wait = spread_of(std::move(stage_mma_wait[stage]))});
   }
+  summary.prologue = {.work_known = spread_of(std::move(work_known)),
+                      .q_issued = spread_of(std::move(q_issued)),
+                      .first_issued = spread_of(std::move(first_issued)),
+                      .first_landed = spread_of(std::move(first_landed))};
   return summary;
 }
 
@@ -208,7 +246,9 @@ std::string ring_summary_text(const RingSummary& summary) {
       "issuer waited {} for a tile's stage and took {} from the free to the first piece's issue",
       counted(summary.tiles, "tile"), counted(summary.ctas, "CTA"), figure_of(summary.stage_wait),
       figure_of(summary.issue_time));
-  if (summary.mma_wait.tiles == 0) return text + " (the MMA warps record no events here)";
+  if (summary.mma_wait.tiles == 0) {
+    return text + " (the MMA warps record no events here)" + prologue_text(summary.prologue);
+  }
   return text + fmt::format(
                     "; a tile every {}; the MMA warps waited {} for the piece S begins on; its "
                     "stage's first piece was freed {} before the MMA warps asked for it, the "
@@ -220,7 +260,7 @@ std::string ring_summary_text(const RingSummary& summary) {
                     figure_of(summary.free_to_issue), figure_of(summary.issue_to_landed),
                     counted(summary.issue_to_landed.tiles, "tile"),
                     figure_of(summary.rest_after_first)) +
-         by_stage_text(summary.by_stage);
+         by_stage_text(summary.by_stage) + prologue_text(summary.prologue);
 }
 
 TimelineSummary summarize_timeline(const std::vector<kernels::CtaTimeline>& records) {
@@ -312,9 +352,16 @@ nlohmann::json timeline_json(const std::vector<BenchRow>& rows) {
           }
           tiles.push_back(std::move(events));
         }
+        const auto event_json = [&](std::uint32_t clock) -> nlohmann::json {
+          if (const auto cycles = recorded_event(cta, clock)) return *cycles;
+          return nullptr;
+        };
         record["ring"] = {{"stages", cta.ring_stages},
                           {"tiles_total", cta.ring_tiles},
                           {"mma_events", cta.mma_events != 0},
+                          {"work_known", event_json(cta.work_known_clock)},
+                          {"q_issue", event_json(cta.q_issue_clock)},
+                          {"q_issued", event_json(cta.q_issued_clock)},
                           {"tiles", std::move(tiles)}};
       }
       ctas.push_back(std::move(record));

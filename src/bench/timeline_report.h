@@ -55,6 +55,15 @@ struct StageRing {
   Spread mma_wait;
 };
 
+// A wgmma CTA's start, in SM cycles from the CTA's first record (CtaTimeline's prologue
+// events and its first tile's): what it does before its first tile is in.
+struct RingPrologue {
+  Spread work_known;     // thread 0 knew the CTA's work
+  Spread q_issued;       // the copy issuer had issued q's copy (where q goes by TMA)
+  Spread first_issued;   // ... the first tile's first piece
+  Spread first_landed;   // that piece landed (where the MMA warps record events)
+};
+
 struct RingSummary {
   int ctas = 0;   // CTAs with such tiles
   int tiles = 0;  // their tiles that reuse a stage
@@ -70,6 +79,7 @@ struct RingSummary {
   Spread free_to_ask;     // the stage's first piece freed → the MMA warps asked for the next tile
   Spread rest_after_first;  // the rest's wait returned, after the first piece's
   std::vector<StageRing> by_stage;  // per stage, where the MMA warps record their events
+  RingPrologue prologue;  // over every CTA with a recorded tile
 };
 
 // tiles = 0 when no record has a ring (a portable kernel's, or no timeline build); the MMA

@@ -102,6 +102,7 @@ __device__ __forceinline__ void timeline_cta_started([[maybe_unused]] const Deco
   cta.ring_tiles = 0;  // the copy issuer's count comes after the CTA's first barrier
   cta.mma_events = mma_events;
   cta.ring_stages = ring_stages;
+  cta.work_known_clock = cta.q_issue_clock = cta.q_issued_clock = cta.start_clock;
 #endif
 }
 
@@ -113,6 +114,18 @@ __device__ __forceinline__ void timeline_tile_event(
 #ifdef MLALAB_TIMELINE
   if (args.timeline == nullptr || ring_index >= kTimelineTiles) return;
   args.timeline[blockIdx.x].tile[ring_index].*event = static_cast<std::uint32_t>(clock64());
+#endif
+}
+
+// One of the CTA's own events (CtaTimeline's *_clock): now, by the calling thread, which the
+// caller picks.
+__device__ __forceinline__ void timeline_cta_event(
+    [[maybe_unused]] const DecodeArgs& args,
+    [[maybe_unused]] std::uint32_t CtaTimeline::*event) {
+#ifdef MLALAB_TIMELINE
+  if (args.timeline != nullptr) {
+    args.timeline[blockIdx.x].*event = static_cast<std::uint32_t>(clock64());
+  }
 #endif
 }
 

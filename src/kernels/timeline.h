@@ -72,6 +72,12 @@ struct CtaTimeline {
   std::int32_t ring_tiles;    // tiles through the ring (the wgmma family; 0: no ring)
   std::int32_t mma_events;    // 1: the MMA warps record theirs (landed_* and *_freed)
   std::int32_t ring_stages;   // the ring's stages: tile t reuses tile t − ring_stages's stage
+  // The wgmma family's prologue, on the same clock as start_clock: thread 0 knew the CTA's
+  // work (its sequence's length read: split launches), and the copy issuer began and ended
+  // issuing q's copy for its first part (the copies of the first tile follow).
+  std::uint32_t work_known_clock;
+  std::uint32_t q_issue_clock;
+  std::uint32_t q_issued_clock;
   TimelineTile tile[kTimelineTiles];
 };
 

@@ -111,6 +111,10 @@ CtaTimeline ring_cta(bool mma_events) {
   record.ring_stages = 2;
   record.ring_tiles = 5;
   record.mma_events = mma_events;
+  // Its prologue: work known 40 cycles in, q issued from 60 to 90, before the wrap.
+  record.work_known_clock = record.start_clock + 40;
+  record.q_issue_clock = record.start_clock + 60;
+  record.q_issued_clock = record.start_clock + 90;
   for (int t = 0; t < record.ring_tiles; ++t) {
     const std::uint32_t base = record.start_clock + 1000u * t;
     record.tile[t] = {.free_wait = base,
@@ -167,6 +171,35 @@ TEST(SummarizeRing, TilesThatReuseAStageFromTheirStagesLastTileAcrossTheClocksWr
       << text;
   EXPECT_NE(text.find("issued the piece 1,200 [1,200, 1,200] after"), std::string::npos) << text;
   EXPECT_NE(text.find("took 40 [40, 40] from the free"), std::string::npos) << text;
+}
+
+TEST(SummarizeRing, ThePrologueIsInCyclesFromEachCtasStartOverEveryCtaWithATile) {
+  CtaTimeline q_by_cp_async = ring_cta(false);
+  q_by_cp_async.ring_tiles = 1;  // a tile, none that reuses a stage
+  q_by_cp_async.q_issue_clock = q_by_cp_async.q_issued_clock = q_by_cp_async.start_clock;
+  q_by_cp_async.work_known_clock += 20;
+  const RingSummary summary = summarize_ring({ring_cta(true), q_by_cp_async});
+  EXPECT_EQ(summary.ctas, 1);
+  EXPECT_EQ(summary.prologue.work_known.tiles, 2);
+  EXPECT_DOUBLE_EQ(summary.prologue.work_known.mean, 50);
+  EXPECT_EQ(summary.prologue.q_issued.tiles, 1);  // the other's q went by cp.async
+  EXPECT_DOUBLE_EQ(summary.prologue.q_issued.median, 90);
+  EXPECT_EQ(summary.prologue.first_issued.tiles, 2);
+  EXPECT_DOUBLE_EQ(summary.prologue.first_issued.median, 100);
+  EXPECT_EQ(summary.prologue.first_landed.tiles, 1);  // the other's MMA warps record none
+  EXPECT_DOUBLE_EQ(summary.prologue.first_landed.median, 500);
+  const std::string text = ring_summary_text(summary);
+  EXPECT_NE(text.find("; the prologue, cycles from the CTA's start: work known 50 [40, 60], q "
+                      "issued 90 [90, 90], the first tile's first piece issued 100 [100, 100], "
+                      "landed 500 [500, 500]"),
+            std::string::npos)
+      << text;
+  BenchRow row{.variant = "wgmma_h16_t64_w4_s2", .heads = 16, .batch = 1, .context = 64};
+  row.timeline = {q_by_cp_async};
+  const nlohmann::json ring = timeline_json({row})[0]["ctas"][0]["ring"];
+  EXPECT_DOUBLE_EQ(ring["work_known"].get<double>(), 60);
+  EXPECT_TRUE(ring["q_issue"].is_null());
+  EXPECT_TRUE(ring["q_issued"].is_null());
 }
 
 TEST(SummarizeRing, AnSThatBeginsOnTheRestWaitedUntilTheRestLanded) {

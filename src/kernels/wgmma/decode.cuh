@@ -143,6 +143,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   }
   if (threadIdx.x == 0) {
+    timeline_cta_event(args, &CtaTimeline::work_known_clock);
     ring.init_barriers(kWarps / kWarpGroups);
     if (merging) {
       mbarrier_init(peer_stats_landed, kStatThreads);

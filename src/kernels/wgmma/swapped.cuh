@@ -98,7 +98,10 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
       return;
     }
   }
-  if (threadIdx.x == 0) ring.init_barriers(kSwappedWarps);
+  if (threadIdx.x == 0) {
+    timeline_cta_event(args, &CtaTimeline::work_known_clock);
+    ring.init_barriers(kSwappedWarps);
+  }
   __syncthreads();
 
   if (threadIdx.x >= T::kMmaThreads) {

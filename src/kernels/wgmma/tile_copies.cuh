@@ -200,10 +200,13 @@ __device__ __forceinline__ void run_copy_warpgroup(const WgmmaArgs& kernel_args,
     // q lands with the part's first tile, on its barrier.
     if (kernel_args.q_by_tma) {
       if (tma_issuer) {
+        const bool first_part = ring_tile == 0;  // its issue is recorded (kernels/timeline.h)
+        if (first_part) timeline_cta_event(args, &CtaTimeline::q_issue_clock);
         const std::uint32_t first_tile_landed = ring.tile_landed + ring_tile % kStages * 8;
         mbarrier_expect_tx(first_tile_landed, ring.q_bytes);
         tma_load_4d(ring.q_tile, &kernel_args.q_tile_map, 0, work.head0, 0, work.batch,
                     first_tile_landed);
+        if (first_part) timeline_cta_event(args, &CtaTimeline::q_issued_clock);
       }
     } else {
       constexpr int kQGroups = copy_groups_per_warp<kQRows>();
