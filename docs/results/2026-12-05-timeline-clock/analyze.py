@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Per row of run1.sh's timelines: the SM clock over the call, and each CTA's time (in µs at
-its own clock: cycles / (its cycles per µs)) to its first tile's issue and landing, per tile in
+its own clock: cycles / (its cycles per µs)) to knowing its work, to q's issue, to its first
+tile's issue and landing, per tile in
 the MMA warps (landed -> freed) and waiting (asked -> landed), and from its last tile's free to
 its part's end.
     python3 analyze.py DIR   (DIR: the unpacked clock/ folder, timeline_*.json[.xz])"""
@@ -29,6 +30,7 @@ def med(values):
 def row_figures(row):
     ctas = row["ctas"]
     clocks, first_issue, first_land, compute, wait, tail, period = [], [], [], [], [], [], []
+    work_known, q_issued = [], []
     for cta in ctas:
         if not cta["parts"]:
             continue
@@ -39,7 +41,11 @@ def row_figures(row):
         mhz = part["end_cycles"] / ns * 1000.0
         clocks.append(mhz)
         us = lambda cycles: cycles / mhz
-        tiles = cta["ring"]["tiles"]
+        ring = cta["ring"]
+        tiles = ring["tiles"]
+        work_known.append(us(ring["work_known"]))
+        if ring["q_issued"] is not None:
+            q_issued.append(us(ring["q_issued"]))
         first_issue.append(us(tiles[0][E["first_issued"]]))
         if tiles[0][E["first_landed"]] is None:
             continue
@@ -54,10 +60,11 @@ def row_figures(row):
             last = max(tiles[-1][E["first_freed"]], tiles[-1][E["rest_freed"]])
             tail.append(us(part["end_cycles"] - last))
     return {
-        "us": row["us"], "ctas": len(ctas),
+        "us": f"{row['us']:.1f}", "ctas": len(ctas),
         "clock": f"{min(clocks):.0f} / {st.median(clocks):.0f} / {max(clocks):.0f}" if clocks else "-",
         "end": f"{row['summary']['min_end_us']:.1f} / {row['summary']['median_end_us']:.1f} / "
                f"{row['summary']['max_end_us']:.1f}",
+        "work known": med(work_known), "q issued": med(q_issued),
         "first issue": med(first_issue), "first landed": med(first_land),
         "landed->freed": med(compute), "asked->landed": med(wait), "tile period": med(period),
         "last free->end": med(tail),

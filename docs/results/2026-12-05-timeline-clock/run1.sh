@@ -1,47 +1,72 @@
 #!/bin/bash
-# Where the fixed ~8-11 µs of a split launch go, and at what SM clock the ring's cycles were
-# counted (session 38). A timeline build whose parts now record the SM clock at their end
-# (TimelinePart::end_clock) and whose swapped kernel records its MMA warps' tile events; its
-# bench --timeline at the split launches the targets are short at (128 heads: 8, 2 and 1 splits;
-# 16 heads, swapped kernel: batch 1, 8, 32, 128), and nvidia-smi's clocks and power sampled
-# while a normal build runs the 128-head and 16-head batches long.
-# Before it, here:
+# Session 38's call, written while no device was lent (run it first in the next session).
+# 1. Where the fixed µs of a split launch go, and at what SM clock the ring's cycles were
+#    counted: a timeline build whose parts record the SM clock at their end, whose prologue
+#    records when the CTA knew its work and when q's copy was issued, and whose swapped kernel
+#    records its MMA warps' tile events; its bench --timeline at the split launches the targets
+#    are short at (128 heads: 8, 2, 1 splits; 16 heads, swapped: batch 1, 8, 32, 128).
+# 2. nvidia-smi's SM clock, power and throttle reasons every 50 ms while main's build runs the
+#    128-head and 16-head batches for ~10 s each.
+# 3. Version 54 (q's copy from a second issuer, patch q-issuer.patch): the sweep, the lab
+#    against main at 128 and 16 heads, memcheck on a subset.
+# Built here (2 cores, ~6 min each; ccache shares most of it):
 #   MLALAB_TIMELINE=ON MLALAB_VARIANTS='^(wgmma_h64_t64_w8_s2|wgmma_h16_t64_w4_s2)$' \
 #     MLALAB_CUDA_ARCHS=90a bash scripts/build.sh build-tl
-#   bash scripts/pack_build.sh build-tl build-d/tl.txz
-# and call with carry ["build-d/land.txz", "build-d/tl.txz"] (land: main's normal full build).
-# Writes $OUT/clock.tar.gz.
-for b in land tl; do
+#   MLALAB_VARIANTS=... MLALAB_CUDA_ARCHS=90a MLALAB_BUILD_TESTS=OFF \
+#     bash scripts/build.sh build-main2                 (main at 50795f6, normal)
+#   (a worktree of 50795f6 with q-issuer.patch applied) MLALAB_VARIANTS=... \
+#     MLALAB_CUDA_ARCHS=90a bash scripts/build.sh build-v54
+#   bash scripts/pack_build.sh build-X build-d/X.txz   for X in tl, main2, v54
+# Call with carry ["build-d/tl.txz", "build-d/main2.txz", "build-d/v54.txz"]. Writes
+# $OUT/clock.tar.gz (packed again after every step); no step starts after MLALAB_STOP_AT.
+: "${MLALAB_STOP_AT:=$(( $(date +%s) + 540 ))}"
+for b in tl main2 v54; do
+  [ -x build-$b/bin/mlalab ] && continue
   mkdir -p build-$b && tar -xJf build-d/$b.txz -C build-$b || exit 1
 done
+R=docs/results/2026-12-05-timeline-clock
 out=/tmp/mlalab-session/clock
 mkdir -p "$out"
-{ date -u; git rev-parse --short=12 HEAD; nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.limit,driver_version --format=csv; } > "$out/info.log" 2>&1
-cat "$out/info.log"
-timeout 120 build-tl/tests/mlalab_gpu_tests --gtest_filter='RunCudaBench.ATimeline*' \
-  > "$out/timeline_gpu_test.log" 2>&1
-tail -n 3 "$out/timeline_gpu_test.log"
-for case in "h128_b8 128 8 wgmma_h64_t64_w8_s2" "h128_b32 128 32 wgmma_h64_t64_w8_s2" \
-            "h128_b64 128 64 wgmma_h64_t64_w8_s2" "h16_b1 16 1 wgmma_h16_t64_w4_s2" \
-            "h16_b8 16 8 wgmma_h16_t64_w4_s2" "h16_b32 16 32 wgmma_h16_t64_w4_s2" \
-            "h16_b128 16 128 wgmma_h16_t64_w4_s2"; do
-  read -r name heads batch variant <<< "$case"
-  timeout 120 build-tl/bin/mlalab bench --heads "$heads" --batch "$batch" --context 4096 \
-    --variant "$variant" --timeline "$out/timeline_$name.json" > "$out/timeline_$name.log" 2>&1
-  grep -E "^\| wgmma|^timeline" "$out/timeline_$name.log"
-done
-# Sustained load: the SM clock, power and throttle reasons every 50 ms.
-nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active \
-  --format=csv -lms 50 > "$out/smi.csv" 2>&1 &
-smi=$!
-for case in "h128_b64 128 64 wgmma_h64_t64_w8_s2 20000" "h16_b128 16 128 wgmma_h64_t64_w8_s2 10000"; do
-  read -r name heads batch variant runs <<< "$case"
-  echo "$(date -u +%H:%M:%S.%N) start $name" >> "$out/sustained.log"
-  timeout 200 build-land/bin/mlalab bench --heads "$heads" --batch "$batch" --context 4096 \
-    --variant "$variant" --runs "$runs" >> "$out/sustained.log" 2>&1
-  echo "$(date -u +%H:%M:%S.%N) end $name" >> "$out/sustained.log"
-done
-kill $smi
-grep -E "^\| wgmma|start|end" "$out/sustained.log"
-xz -T0 "$out"/*.json
-tar -czf "$OUT/clock.tar.gz" -C /tmp/mlalab-session clock
+archive="$OUT/clock.tar.gz"
+source scripts/session_steps.sh  # step NAME CMD...: bounded by MLALAB_STOP_AT, packed
+step info bash -c "date -u; git rev-parse --short=12 HEAD; nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.limit,driver_version --format=csv"
+step timeline_gpu_test build-tl/tests/mlalab_gpu_tests --gtest_filter='RunCudaBench.ATimeline*'
+
+timeline_rows() {
+  local case name heads batch variant
+  for case in "h128_b8 128 8 wgmma_h64_t64_w8_s2" "h128_b32 128 32 wgmma_h64_t64_w8_s2" \
+              "h128_b64 128 64 wgmma_h64_t64_w8_s2" "h16_b1 16 1 wgmma_h16_t64_w4_s2" \
+              "h16_b8 16 8 wgmma_h16_t64_w4_s2" "h16_b32 16 32 wgmma_h16_t64_w4_s2" \
+              "h16_b128 16 128 wgmma_h16_t64_w4_s2"; do
+    read -r name heads batch variant <<< "$case"
+    build-tl/bin/mlalab bench --heads "$heads" --batch "$batch" --context 4096 \
+      --variant "$variant" --timeline "$out/timeline_$name.json" || return 1
+    xz -f "$out/timeline_$name.json"
+  done
+}
+export out
+export -f timeline_rows  # steps run under timeout: a function goes through bash -c
+step timelines bash -c timeline_rows
+
+sustained() {  # the clocks under ~10 s of each load, sampled every 50 ms
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active \
+    --format=csv -lms 50 > "$out/smi.csv" 2>&1 &
+  local smi=$! case name heads batch variant runs
+  for case in "h128_b64 128 64 wgmma_h64_t64_w8_s2 20000" "h16_b128 16 128 wgmma_h16_t64_w4_s2 10000"; do
+    read -r name heads batch variant runs <<< "$case"
+    echo "$(date -u +%H:%M:%S.%N) start $name"
+    build-main2/bin/mlalab bench --heads "$heads" --batch "$batch" --context 4096 \
+      --variant "$variant" --runs "$runs"
+    echo "$(date -u +%H:%M:%S.%N) end $name"
+  done
+  kill "$smi"
+}
+export -f sustained
+step sustained bash -c sustained
+step sweep_v54 build-v54/tests/mlalab_gpu_tests --gtest_filter='Layouts/DecodeSweep.*'
+step ab_h128 build-v54/bin/mlalab ab $R/q-issuer-h128.toml --out "$out/ab-h128"
+step ab_h16 build-v54/bin/mlalab ab $R/q-issuer-h16.toml --out "$out/ab-h16"
+step memcheck_v54 env MLALAB_TEST_CASES='^(b3_h128_long_p64|b1_h128_4097_p1|b97_h128_len64_p64)$' \
+  compute-sanitizer --tool memcheck --error-exitcode 1 build-v54/tests/mlalab_gpu_tests \
+  --gtest_filter='Layouts/DecodeSweep.*'
+exit $status
