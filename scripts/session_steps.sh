@@ -2,9 +2,9 @@
 # The steps of a device call, sourced by scripts/gpu_session.sh and by a results folder's own
 # call scripts (docs/results/*/run*.sh), which run steps of their own (a device call is
 # killed at its limit with everything in it, so every step is bounded by MLALAB_STOP_AT and
-# the archive is packed again as steps finish). Before sourcing, set `out` (the folder each
-# step's log goes to) and `archive` (the .tar.gz that holds it); `status` becomes 1 when a
-# step fails or is skipped.
+# the archive is packed again as steps finish). Before the first step, set `out` (the folder
+# each step's log goes to) and `archive` (the .tar.gz that holds it), or call session_folder;
+# `status` becomes 1 when a step fails or is skipped.
 status=${status:-0}
 
 pack() {  # the archive, replaced whole, so a kill while packing leaves the last one
@@ -39,4 +39,25 @@ run() {  # run NAME CMD...: the output to $out/NAME.log (its tail shown), rememb
 step() {  # step NAME CMD...: run, then pack (for call scripts whose every step is a stage)
   run "$@"
   pack
+}
+
+# session_folder NAME: the steps' logs into /tmp/mlalab-session/NAME, packed as $OUT/NAME.tar.gz
+session_folder() {
+  out=/tmp/mlalab-session/$1
+  archive="$OUT/$1.tar.gz"
+  mkdir -p "$out"
+}
+
+# unpack_builds NAME...: each build-d/NAME.txz (scripts/pack_build.sh) into build-NAME, once
+unpack_builds() {
+  local name
+  for name in "$@"; do
+    [ -x "build-$name/bin/mlalab" ] && continue
+    mkdir -p "build-$name" && tar -xJf "build-d/$name.txz" -C "build-$name" || return 1
+  done
+}
+
+info_step() {  # the call's first step: when, which commit, which GPU at which clocks
+  step info bash -c "date -u; git rev-parse --short=12 HEAD; nvidia-smi --query-gpu=name,\
+clocks.sm,clocks.max.sm,clocks.mem,power.limit,driver_version --format=csv"
 }

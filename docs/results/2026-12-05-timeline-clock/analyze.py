@@ -61,7 +61,8 @@ def row_figures(row):
             tail.append(us(part["end_cycles"] - last))
     return {
         "us": f"{row['us']:.1f}", "ctas": len(ctas),
-        "clock": f"{min(clocks):.0f} / {st.median(clocks):.0f} / {max(clocks):.0f}" if clocks else "-",
+        "clock": (f"{min(clocks):.0f} / {st.median(clocks):.0f} / {max(clocks):.0f}"
+                  if clocks else "-"),
         "end": f"{row['summary']['min_end_us']:.1f} / {row['summary']['median_end_us']:.1f} / "
                f"{row['summary']['max_end_us']:.1f}",
         "work known": med(work_known), "q issued": med(q_issued),

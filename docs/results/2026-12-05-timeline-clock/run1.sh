@@ -20,16 +20,11 @@
 # Call with carry ["build-d/tl.txz", "build-d/main2.txz", "build-d/v54.txz"]. Writes
 # $OUT/clock.tar.gz (packed again after every step); no step starts after MLALAB_STOP_AT.
 : "${MLALAB_STOP_AT:=$(( $(date +%s) + 540 ))}"
-for b in tl main2 v54; do
-  [ -x build-$b/bin/mlalab ] && continue
-  mkdir -p build-$b && tar -xJf build-d/$b.txz -C build-$b || exit 1
-done
 R=docs/results/2026-12-05-timeline-clock
-out=/tmp/mlalab-session/clock
-mkdir -p "$out"
-archive="$OUT/clock.tar.gz"
 source scripts/session_steps.sh  # step NAME CMD...: bounded by MLALAB_STOP_AT, packed
-step info bash -c "date -u; git rev-parse --short=12 HEAD; nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.limit,driver_version --format=csv"
+session_folder clock
+unpack_builds tl main2 v54 || exit 1
+info_step
 step timeline_gpu_test build-tl/tests/mlalab_gpu_tests --gtest_filter='RunCudaBench.ATimeline*'
 
 timeline_rows() {
@@ -49,10 +44,11 @@ export -f timeline_rows  # steps run under timeout: a function goes through bash
 step timelines bash -c timeline_rows
 
 sustained() {  # the clocks under ~10 s of each load, sampled every 50 ms
-  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active \
-    --format=csv -lms 50 > "$out/smi.csv" 2>&1 &
+  nvidia-smi --format=csv -lms 50 --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,\
+temperature.gpu,clocks_event_reasons.active > "$out/smi.csv" 2>&1 &
   local smi=$! case name heads batch variant runs
-  for case in "h128_b64 128 64 wgmma_h64_t64_w8_s2 20000" "h16_b128 16 128 wgmma_h16_t64_w4_s2 10000"; do
+  for case in "h128_b64 128 64 wgmma_h64_t64_w8_s2 20000" \
+              "h16_b128 16 128 wgmma_h16_t64_w4_s2 10000"; do
     read -r name heads batch variant runs <<< "$case"
     echo "$(date -u +%H:%M:%S.%N) start $name"
     build-main2/bin/mlalab bench --heads "$heads" --batch "$batch" --context 4096 \

@@ -8,16 +8,11 @@
 # Call with carry ["build-d/v54.txz", "build-d/v55.txz"]. Writes $OUT/v55.tar.gz; no step
 # starts after MLALAB_STOP_AT.
 : "${MLALAB_STOP_AT:=$(( $(date +%s) + 480 ))}"
-for b in v54 v55; do
-  [ -x build-$b/bin/mlalab ] && continue
-  mkdir -p build-$b && tar -xJf build-d/$b.txz -C build-$b || exit 1
-done
 R=docs/results/2026-12-05-timeline-clock
-out=/tmp/mlalab-session/v55
-mkdir -p "$out"
-archive="$OUT/v55.tar.gz"
 source scripts/session_steps.sh  # step NAME CMD...: bounded by MLALAB_STOP_AT, packed
-step info bash -c "date -u; git rev-parse --short=12 HEAD; nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,driver_version --format=csv"
+session_folder v55
+unpack_builds v54 v55 || exit 1
+info_step
 step sweep_v55 build-v55/tests/mlalab_gpu_tests --gtest_filter='Layouts/DecodeSweep.*'
 step ab_h16 build-v55/bin/mlalab ab $R/swapped-pieces-h16.toml --out "$out/ab-h16"
 for tool in memcheck synccheck; do
