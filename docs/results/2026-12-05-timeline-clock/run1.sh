@@ -6,7 +6,7 @@
 #    records its MMA warps' tile events; its bench --timeline at the split launches the targets
 #    are short at (128 heads: 8, 2, 1 splits; 16 heads, swapped: batch 1, 8, 32, 128).
 # 2. nvidia-smi's SM clock, power and throttle reasons every 50 ms while main's build runs the
-#    128-head and 16-head batches for ~10 s each.
+#    128-head and 16-head batches for ~7 s each.
 # 3. Version 54 (q's copy from a second issuer, patch q-issuer.patch): the sweep, the lab
 #    against main at 128 and 16 heads, memcheck on a subset.
 # Built here (2 cores, ~6 min each; ccache shares most of it):
@@ -43,12 +43,12 @@ export out
 export -f timeline_rows  # steps run under timeout: a function goes through bash -c
 step timelines bash -c timeline_rows
 
-sustained() {  # the clocks under ~10 s of each load, sampled every 50 ms
+sustained() {  # the clocks under ~7 s of each load, sampled every 50 ms
   nvidia-smi --format=csv -lms 50 --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,\
 temperature.gpu,clocks_event_reasons.active > "$out/smi.csv" 2>&1 &
   local smi=$! case name heads batch variant runs
-  for case in "h128_b64 128 64 wgmma_h64_t64_w8_s2 20000" \
-              "h16_b128 16 128 wgmma_h16_t64_w4_s2 10000"; do
+  for case in "h128_b64 128 64 wgmma_h64_t64_w8_s2 50000" \
+              "h16_b128 16 128 wgmma_h16_t64_w4_s2 40000"; do
     read -r name heads batch variant runs <<< "$case"
     echo "$(date -u +%H:%M:%S.%N) start $name"
     build-main2/bin/mlalab bench --heads "$heads" --batch "$batch" --context 4096 \
