@@ -122,9 +122,10 @@ started and finished each of its parts. A balanced launch's CTAs that end late b
 number of parts pay per part started; a few late CTAs are a tail. The wgmma family also
 records each KV tile's way through its ring of stages (SM cycles): how long the MMA warps
 waited for a tile, how long after its stage was freed its copy was issued and how long the
-copy took to land, and how long before the MMA warps asked for it the stage was freed. Each
-row's line also gives the SMs' clock over the call (their cycles over the timer's nanoseconds,
-min / median / max): under load it may run below the top clock that the cycles assume.
+copy took to land, and how long before the MMA warps asked for it the stage was freed, and
+a CTA's prologue (when it knew its work and issued q's copy). Each row's line also gives the
+SMs' clock over the call (their cycles over the timer's nanoseconds, min / median / max):
+under load it may run below the top clock that the cycles assume.
 
 Examples:
   mlalab bench                                    defaults (CPU backend without a GPU)
