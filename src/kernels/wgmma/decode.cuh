@@ -434,8 +434,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     // its own, were done before it handed P(t) over, which the other group takes before it
     // frees that piece.
     const auto release = [&](int t) {
-      if (lane == 0) mbarrier_arrive(ring.piece_free(warp_group, stage_of(t)));
+      // Recorded before the arrival: after it, the copy issuer could see the free first.
       mma_event(t, warp_group == 0 ? &TimelineTile::first_freed : &TimelineTile::rest_freed);
+      if (lane == 0) mbarrier_arrive(ring.piece_free(warp_group, stage_of(t)));
     };
     // P (bf16 pairs) times a factor per row half, for the rare tile that moves the maximum.
     const auto rescale_probs = [](std::uint32_t(&p_frag)[T::kPvKSteps][4],

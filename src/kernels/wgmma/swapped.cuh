@@ -268,12 +268,13 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
 #pragma unroll
       for (int tile = 0; tile < T::kOutTiles; ++tile) pin_registers(out_acc[tile]);
       __syncwarp();
+      // Recorded before the arrivals: after them, the copy issuer could see the frees first.
+      mma_event(&TimelineTile::first_freed);
+      mma_event(&TimelineTile::rest_freed);
       if (lane == 0) {
         mbarrier_arrive(ring.piece_free(0, stage));  // one warpgroup reads both pieces
         mbarrier_arrive(ring.piece_free(1, stage));
       }
-      mma_event(&TimelineTile::first_freed);
-      mma_event(&TimelineTile::rest_freed);
     }
 
     // ---- Epilogue: the warps' row sums meet, normalise and write ----------------------------
