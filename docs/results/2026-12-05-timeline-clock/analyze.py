@@ -1,9 +1,8 @@
 #!/usr/bin/env python3
 """Per row of run1.sh's timelines: the SM clock over the call, and each CTA's time (in µs at
 its own clock: cycles / (its cycles per µs)) to knowing its work, to q's issue, to its first
-tile's issue and landing, per tile in
-the MMA warps (landed -> freed) and waiting (asked -> landed), and from its last tile's free to
-its part's end.
+tile's issue and landing, per tile in the MMA warps (landed -> freed) and waiting (asked ->
+landed), and from its last tile's free to its part's end.
     python3 analyze.py DIR   (DIR: the unpacked clock/ folder, timeline_*.json[.xz])"""
 import glob
 import json
@@ -11,10 +10,6 @@ import lzma
 import os
 import statistics as st
 import sys
-
-EVENTS = ["free_wait", "first_free", "first_issued", "rest_free", "rest_issued",
-          "landed_wait", "first_landed", "rest_landed", "first_freed", "rest_freed"]
-E = {name: i for i, name in enumerate(EVENTS)}
 
 
 def load(path):
@@ -29,6 +24,8 @@ def med(values):
 
 def row_figures(row):
     ctas = row["ctas"]
+    # Each tile's events in the order the JSON names them (mlalab's ring_summary.tile_events).
+    E = {name: i for i, name in enumerate(row["ring_summary"]["tile_events"])}
     clocks, first_issue, first_land, compute, wait, tail, period = [], [], [], [], [], [], []
     work_known, q_issued = [], []
     for cta in ctas:
