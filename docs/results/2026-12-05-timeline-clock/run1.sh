@@ -43,22 +43,7 @@ export out
 export -f timeline_rows  # steps run under timeout: a function goes through bash -c
 step timelines bash -c timeline_rows
 
-sustained() {  # the clocks under ~7 s of each load, sampled every 50 ms
-  nvidia-smi --format=csv -lms 50 --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,\
-temperature.gpu,clocks_event_reasons.active > "$out/smi.csv" 2>&1 &
-  local smi=$! case name heads batch variant runs
-  for case in "h128_b64 128 64 wgmma_h64_t64_w8_s2 50000" \
-              "h16_b128 16 128 wgmma_h16_t64_w4_s2 40000"; do
-    read -r name heads batch variant runs <<< "$case"
-    echo "$(date -u +%H:%M:%S.%N) start $name"
-    build-main2/bin/mlalab bench --heads "$heads" --batch "$batch" --context 4096 \
-      --variant "$variant" --runs "$runs"
-    echo "$(date -u +%H:%M:%S.%N) end $name"
-  done
-  kill "$smi"
-}
-export -f sustained
-step sustained bash -c sustained
+sustained_clocks build-main2
 step sweep_v54 build-v54/tests/mlalab_gpu_tests --gtest_filter='Layouts/DecodeSweep.*'
 step ab_h128 build-v54/bin/mlalab ab $R/q-issuer-h128.toml --out "$out/ab-h128"
 step ab_h16 build-v54/bin/mlalab ab $R/q-issuer-h16.toml --out "$out/ab-h16"
