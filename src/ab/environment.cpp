@@ -183,6 +183,7 @@ EnvironmentRecord cuda_environment(const bench::DeviceInfo& device) {
       clocks.sm_mhz > 0 ? clocks.sm_mhz : (device.sm_clock_is_current ? device.sm_clock_mhz : -1);
   environment.max_sm_clock_mhz = clocks.max_sm_mhz > 0 ? clocks.max_sm_mhz : device.max_sm_clock_mhz;
   environment.mem_clock_mhz = clocks.mem_mhz;
+  environment.power_limit_w = clocks.power_limit_w;
   environment.driver = device.driver;
   environment.cuda_runtime = device.cuda_runtime;
   return environment;

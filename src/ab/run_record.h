@@ -41,6 +41,8 @@ struct Sample {
   double time_us = 0.0;    // kernel arms: median time of the sample's launches; 0 for commands
   int sm_clock_mhz = -1;   // read once after the sample's round (nvidia-smi costs about a
                            // sample); -1 when unavailable
+  double power_w = -1.0;   // the board's draw, read with the clock: averaged over the last
+                           // second, so the round's arms share it; -1 when unavailable
   bool throttled = false;  // excluded from the statistics
 };
 
@@ -93,6 +95,7 @@ struct EnvironmentRecord {
   int sm_clock_mhz = -1;      // at start
   int max_sm_clock_mhz = -1;
   int mem_clock_mhz = -1;
+  double power_limit_w = -1.0;  // the board's enforced power limit at the start
   std::string driver;
   std::string cuda_runtime;
   std::string commit;

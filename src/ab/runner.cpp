@@ -398,7 +398,8 @@ void Run::invalidate(std::size_t arm, const PointRecord& point, const std::strin
 
 void Run::read_clock(std::size_t first_sample) {
   if (!read_clocks_ || first_sample == record_.samples.size()) return;
-  const int mhz = bench::read_sm_clock_mhz();
+  const bench::GpuLoadReading reading = bench::read_sm_clock_and_power();
+  const int mhz = reading.sm_mhz;
   if (mhz <= 0) {
     read_clocks_ = false;
     progress_.note("note: the SM clock cannot be read (nvidia-smi): throttling is not detected");
@@ -409,6 +410,7 @@ void Run::read_clock(std::size_t first_sample) {
   for (std::size_t s = first_sample; s < record_.samples.size(); ++s) {
     Sample& sample = record_.samples[s];
     sample.sm_clock_mhz = mhz;
+    sample.power_w = reading.power_w;
     sample.throttled = throttled;
     if (throttled) ++record_.points[sample.point].throttled_samples;
   }

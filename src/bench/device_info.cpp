@@ -80,15 +80,28 @@ int mhz_of(const std::optional<std::string>& text) {
   return ec == std::errc{} && end == text->data() + text->size() && mhz > 0 ? mhz : -1;
 }
 
+double watts_of(const std::optional<std::string>& text) {
+  if (!text) return -1.0;
+  double watts = 0.0;
+  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), watts);
+  return ec == std::errc{} && end == text->data() + text->size() && watts > 0 ? watts : -1.0;
+}
+
 }  // namespace
 
 GpuClocks read_gpu_clocks() {
-  const auto fields = query_nvidia_smi({"clocks.sm", "clocks.max.sm", "clocks.mem"});
+  const auto fields =
+      query_nvidia_smi({"clocks.sm", "clocks.max.sm", "clocks.mem", "power.limit"});
   return {.sm_mhz = mhz_of(fields[0]), .max_sm_mhz = mhz_of(fields[1]),
-          .mem_mhz = mhz_of(fields[2])};
+          .mem_mhz = mhz_of(fields[2]), .power_limit_w = watts_of(fields[3])};
 }
 
 int read_sm_clock_mhz() { return mhz_of(query_nvidia_smi({"clocks.sm"})[0]); }
+
+GpuLoadReading read_sm_clock_and_power() {
+  const auto fields = query_nvidia_smi({"clocks.sm", "power.draw"});
+  return {.sm_mhz = mhz_of(fields[0]), .power_w = watts_of(fields[1])};
+}
 
 std::string no_device_reason(cudaError_t status, bool driver_installed) {
   if (!driver_installed || status == cudaErrorNoDevice) return "no NVIDIA driver/GPU found";

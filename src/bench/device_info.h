@@ -49,12 +49,23 @@ bool nvidia_driver_installed();
 // Costs a process start (tens of milliseconds): call it between samples, never inside one.
 int read_sm_clock_mhz();
 
-// The current, maximum and memory clocks of the current device in MHz, from one nvidia-smi
-// call like read_sm_clock_mhz's; -1 for each it cannot tell.
+// The current SM clock and the board's power draw, from one nvidia-smi call like
+// read_sm_clock_mhz's; -1 for each it cannot tell. The draw is nvidia-smi's power.draw, an
+// average over the last second on Ampere and later: it tells whether a load runs at the power
+// limit, not what one short sample drew.
+struct GpuLoadReading {
+  int sm_mhz = -1;
+  double power_w = -1.0;
+};
+GpuLoadReading read_sm_clock_and_power();
+
+// The current, maximum and memory clocks of the current device in MHz and its power limit in
+// watts, from one nvidia-smi call like read_sm_clock_mhz's; -1 for each it cannot tell.
 struct GpuClocks {
   int sm_mhz = -1;
   int max_sm_mhz = -1;
   int mem_mhz = -1;
+  double power_limit_w = -1.0;
 };
 GpuClocks read_gpu_clocks();
 

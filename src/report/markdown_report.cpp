@@ -19,6 +19,7 @@
 #include "ab/stats.h"
 #include "ab/verdict.h"
 #include "core/kernel_config.h"
+#include "core/median.h"
 #include "core/number_text.h"
 #include "core/text_table.h"
 #include "report/change_svg.h"
@@ -80,6 +81,24 @@ std::string or_unknown(const std::string& text) { return text.empty() ? "unknown
 
 std::string mhz_text(int mhz) {
   return mhz > 0 ? fmt::format("{} MHz", group_thousands(mhz)) : "unknown";
+}
+
+// A draw within this share of the power limit counts as at it: the board's controller lowers
+// the SM clock to hold the limit, so the kernels' speed there depends on energy, not waiting.
+constexpr double kAtPowerLimitShare = 0.97;
+
+// One point's median power draw over its rounds' readings: "612 W", "693 W (at the limit)",
+// or "–" where none was read.
+std::string point_power_text(const ab::RunRecord& record, int point) {
+  std::vector<double> watts;
+  for (const ab::Sample& sample : record.samples) {
+    if (sample.point == point && sample.power_w > 0) watts.push_back(sample.power_w);
+  }
+  if (watts.empty()) return "–";
+  const double median_w = median(std::move(watts));
+  const double limit_w = record.environment.power_limit_w;
+  const bool at_limit = limit_w > 0 && median_w >= kAtPowerLimitShare * limit_w;
+  return fmt::format("{:.0f} W{}", median_w, at_limit ? " (at the limit)" : "");
 }
 
 std::string short_hash(const std::string& hash) {
@@ -547,12 +566,15 @@ void environment_lines(std::ostream& out, const ab::RunRecord& record) {
         ab::host_text(environment), or_unknown(environment.gpu), commit);
   } else {
     out << fmt::format(
-        "- **Environment.** {}{}; SM clock {} at the start, peak {}; memory clock {}; driver {}; "
-        "CUDA runtime {}; commit `{}`; host {}; backend {}.\n",
+        "- **Environment.** {}{}; SM clock {} at the start, peak {}; memory clock {}; power "
+        "limit {}; driver {}; CUDA runtime {}; commit `{}`; host {}; backend {}.\n",
         or_unknown(environment.gpu),
         environment.sm_count > 0 ? fmt::format(" ({} SMs)", environment.sm_count) : "",
         mhz_text(environment.sm_clock_mhz), mhz_text(environment.max_sm_clock_mhz),
-        mhz_text(environment.mem_clock_mhz), or_unknown(environment.driver),
+        mhz_text(environment.mem_clock_mhz),
+        environment.power_limit_w > 0 ? fmt::format("{:.0f} W", environment.power_limit_w)
+                                      : "unknown",
+        or_unknown(environment.driver),
         or_unknown(environment.cuda_runtime), commit, ab::host_text(environment),
         environment.backend ? backend_name(*environment.backend) : "unknown");
   }
@@ -743,10 +765,12 @@ void how(std::ostream& out, const ab::RunRecord& record) {
                      record.started_utc.empty() ? "" : ", started " + record.started_utc);
 
   std::vector<std::vector<std::string>> rows;
-  for (const ab::PointRecord& point : record.points) {
+  for (std::size_t p = 0; p < record.points.size(); ++p) {
+    const ab::PointRecord& point = record.points[p];
     rows.push_back({point_label(point.concurrency), context_lengths_text(point.context_lengths),
                     resolved_split_text(point.splits, point.workers).value_or("–"),
                     std::to_string(point.rounds), std::to_string(point.throttled_samples),
+                    point_power_text(record, static_cast<int>(p)),
                     duration_text(point.elapsed_s), stop_text(point)});
   }
   if (rows.empty()) {
@@ -755,10 +779,14 @@ void how(std::ostream& out, const ab::RunRecord& record) {
   }
   print_table(out,
               {{"point"}, {"context lengths"}, {"splits", true}, {"rounds", true},
-               {"throttled", true}, {"time", true}, {"stopped because"}},
+               {"throttled", true}, {"power", true}, {"time", true}, {"stopped because"}},
               std::move(rows));
-  out << "Splits: the baseline kernel's split count at the point (a balanced split: its "
-         "workers).\n\n";
+  out << fmt::format(
+      "Splits: the baseline kernel's split count at the point (a balanced split: its workers). "
+      "Power: the board's median draw over the point's rounds (nvidia-smi's one-second average, "
+      "read after each round, so the arms share it); at the limit: within {:.0f} % of the power "
+      "limit, where the GPU lowers its clock to hold it.\n\n",
+      100 * (1 - kAtPowerLimitShare));
   for (const ab::PointRecord& point : record.points) {
     for (std::size_t a = 0; a < point.resolved_configs.size(); ++a) {
       if (point.resolved_configs[a].empty()) continue;

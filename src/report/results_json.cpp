@@ -70,7 +70,10 @@ std::string schema_notes() {
       "standard error or MDE: +inf), and so is every field that is unknown or does not apply: a "
       "GPU's fields on the cpu backend, a kernel arm's split on the cpu backend and its "
       "cpu_threads on the cuda backend, the kernel sweep settings of command arms, a sample's "
-      "time_us for commands and its sm_clock_mhz where no clock was read. "
+      "time_us for commands and its sm_clock_mhz and power_w where no clock was read. "
+      "samples[].power_w is the board's draw in watts (nvidia-smi power.draw, averaged over the "
+      "last second) read with the clock after the sample's round, so the arms of a round share "
+      "it; environment.power_limit_w is the enforced limit at the start. "
       "environment.load_at_start and load_at_end say how busy the host was: the load averages and "
       "other_cpu_share, the share of the usable CPUs' time that other processes used over "
       "share_window_s seconds. failures[] are the samples that gave no value (a command that "
@@ -176,6 +179,7 @@ Json environment_json(const ab::EnvironmentRecord& environment) {
           {"sm_clock_mhz", positive_or_null(environment.sm_clock_mhz)},
           {"max_sm_clock_mhz", positive_or_null(environment.max_sm_clock_mhz)},
           {"mem_clock_mhz", positive_or_null(environment.mem_clock_mhz)},
+          {"power_limit_w", positive_or_null(environment.power_limit_w)},
           {"driver", text_or_null(environment.driver)},
           {"cuda_runtime", text_or_null(environment.cuda_runtime)},
           {"commit", text_or_null(environment.commit)},
@@ -411,6 +415,7 @@ ab::EnvironmentRecord environment_from(const Reader& json, int schema_version) {
   environment.sm_clock_mhz = json.get_or<int>("sm_clock_mhz", -1);
   environment.max_sm_clock_mhz = json.get_or<int>("max_sm_clock_mhz", -1);
   environment.mem_clock_mhz = json.get_or<int>("mem_clock_mhz", -1);
+  environment.power_limit_w = json.get_if_present<double>("power_limit_w", -1.0);
   environment.driver = json.get_or<std::string>("driver", {});
   environment.cuda_runtime = json.get_or<std::string>("cuda_runtime", {});
   environment.commit = json.get_or<std::string>("commit", {});
@@ -589,6 +594,7 @@ Json results_json(const ab::RunRecord& record) {
                        {"value", number(sample.value)},
                        {"time_us", positive_or_null(sample.time_us)},
                        {"sm_clock_mhz", positive_or_null(sample.sm_clock_mhz)},
+                       {"power_w", positive_or_null(sample.power_w)},
                        {"throttled", sample.throttled}});
   }
   Json failures = Json::array();
@@ -675,6 +681,7 @@ ab::RunRecord record_from_json(const nlohmann::json& json) {
                               .value = sample.number("value"),
                               .time_us = sample.number("time_us", 0.0),
                               .sm_clock_mhz = sample.get_or<int>("sm_clock_mhz", -1),
+                              .power_w = sample.get_if_present<double>("power_w", -1.0),
                               .throttled = sample.get<bool>("throttled")});
   }
   // Absent in files written before failures were recorded.

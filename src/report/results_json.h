@@ -16,7 +16,7 @@
 //                             "time_budget_s", "seed", "correction", "family"},
 //                   "source_text"},
 //    "environment": {"backend", "gpu", "sm_count", "sm_clock_mhz", "max_sm_clock_mhz",
-//                    "mem_clock_mhz", "driver", "cuda_runtime", "commit", "host",
+//                    "mem_clock_mhz", "power_limit_w", "driver", "cuda_runtime", "commit", "host",
 //                    "cpu_model", "hardware_threads", "usable_cpus",
 //                    "load_at_start": LOAD, "load_at_end": LOAD},
 //    "arms": [{"name", "role", "config_text", "code_hash", "valid", "invalid_reason",
@@ -35,7 +35,7 @@
 //                                                  "rounds_to_settle",
 //                                                  "variant_median"}]}]},
 //    "samples": [{"point", "round", "order", "arm", "value", "time_us", "sm_clock_mhz",
-//                 "throttled"}]}
+//                 "power_w", "throttled"}]}
 //   ARM    = {"name", "prediction_pct", "kind": "kernel", "variant", "split", "cpu_threads",
 //             "table" (a tuned arm's tuning table, else null)}
 //          | {"name", "prediction_pct", "kind": "command", "command", "env", "metric",
@@ -50,10 +50,11 @@
 // "cpu_threads" on the cuda backend, the kernel sweep settings ("layout", "heads", "page_size",
 // "context", "launches_per_sample", a point's "context_lengths") of command arms,
 // "throttle_fraction" where no clock is read, the context fields its kind does not use, a
-// point's "splits" without a kernel baseline, a sample's "time_us" for commands and
-// "sm_clock_mhz" where none was read, an empty "code_hash", "invalid_reason", "partial_reason"
-// or "source_path". "point" and "arm" of a sample index "points" and "arms". The samples come
-// one per line, for grep and diff.
+// point's "splits" without a kernel baseline, a sample's "time_us" for commands and its
+// "sm_clock_mhz" and "power_w" where none was read, an empty "code_hash", "invalid_reason",
+// "partial_reason" or "source_path". "point" and "arm" of a sample index "points" and "arms".
+// The samples come one per line, for grep and diff. "power_w" and "power_limit_w" are absent
+// from files written before they were recorded, and read as unknown.
 //
 // Older schemas still read, but not their analysis: it came from the earlier statistics (a
 // bootstrap of medians against a threshold of max(A/A band, min_effect_pct)), with other

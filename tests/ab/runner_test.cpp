@@ -149,6 +149,7 @@ TEST(Runner, CpuRunMeasuresEveryArmOnceARoundInShuffledOrders) {
     const int batch = record.points[sample.point].concurrency;
     EXPECT_NEAR(sample.value, batch / (sample.time_us * 1e-6), sample.value * 1e-9);
     EXPECT_EQ(sample.sm_clock_mhz, -1);
+    EXPECT_EQ(sample.power_w, -1.0);
     EXPECT_FALSE(sample.throttled);
   }
 

@@ -292,6 +292,41 @@ TEST(ResultsJson, RoundTripsABalancedBaselinesWorkers) {
   EXPECT_EQ(record_from_json(older).points[0].workers, 0);
 }
 
+TEST(ResultsJson, RoundTripsThePowerReadingsAndTheReportShowsThem) {
+  ab::RunRecord record = analysed();
+  record.environment.power_limit_w = 700;
+  for (ab::Sample& sample : record.samples) sample.power_w = sample.point == 0 ? 612.5 : 694.0;
+  record.samples.front().power_w = -1;  // a round whose reading failed
+  const auto json = nlohmann::json::parse(written(record));
+  EXPECT_EQ(json["environment"]["power_limit_w"], 700.0);
+  EXPECT_TRUE(json["samples"][0]["power_w"].is_null());
+  EXPECT_EQ(json["samples"][1]["power_w"], 612.5);
+  const ab::RunRecord back = record_from_json(json);
+  EXPECT_EQ(back.environment.power_limit_w, 700.0);
+  EXPECT_EQ(back.samples[0].power_w, -1.0);
+  EXPECT_EQ(back.samples[1].power_w, 612.5);
+  EXPECT_EQ(written(back), written(record));
+
+  std::ostringstream report;
+  MarkdownReport().write(record, report);
+  EXPECT_NE(report.str().find("power limit 700 W"), std::string::npos);
+  // Point 0's median is 612.5 (printed to the watt), point 1's 694, within 3 % of 700.
+  EXPECT_NE(report.str().find(" 612 W |"), std::string::npos) << report.str();
+  EXPECT_NE(report.str().find(" 694 W (at the limit) |"), std::string::npos);
+
+  // A file written before the readings existed: unknown, and the report says so.
+  auto older = json;
+  older["environment"].erase("power_limit_w");
+  for (auto& sample : older["samples"]) sample.erase("power_w");
+  const ab::RunRecord old_back = record_from_json(older);
+  EXPECT_EQ(old_back.environment.power_limit_w, -1.0);
+  EXPECT_EQ(old_back.samples[1].power_w, -1.0);
+  std::ostringstream old_report;
+  MarkdownReport().write(old_back, old_report);
+  EXPECT_NE(old_report.str().find("power limit unknown"), std::string::npos);
+  EXPECT_EQ(old_report.str().find(" W |"), std::string::npos);
+}
+
 TEST(ResultsJson, RoundTripsAPythonArmsBinaryHash) {
   ab::RunRecord record = analysed();
   record.arms[2].binary_hash = std::string(64, 'b');
@@ -407,7 +442,7 @@ TEST(ResultsJson, CpuRunWritesNullWhereNothingApplies) {
   EXPECT_EQ(json["schema"], "mlalab.ab.results/3");
   const auto& environment = json["environment"];
   for (const char* key : {"gpu", "sm_count", "sm_clock_mhz", "max_sm_clock_mhz", "mem_clock_mhz",
-                          "driver", "cuda_runtime"}) {
+                          "power_limit_w", "driver", "cuda_runtime"}) {
     EXPECT_TRUE(environment[key].is_null()) << key << ": " << environment[key];
   }
   EXPECT_EQ(environment["cpu_model"], "AMD EPYC 7B13");
@@ -420,6 +455,7 @@ TEST(ResultsJson, CpuRunWritesNullWhereNothingApplies) {
   EXPECT_TRUE(json["arms"][2]["config"]["split"].is_null());
   EXPECT_TRUE(json["experiment"]["measure"]["throttle_fraction"].is_null());
   EXPECT_TRUE(json["samples"][0]["sm_clock_mhz"].is_null());
+  EXPECT_TRUE(json["samples"][0]["power_w"].is_null());
   EXPECT_TRUE(json["partial_reason"].is_null());
   EXPECT_TRUE(json["arms"][0]["invalid_reason"].is_null());
   EXPECT_EQ(json["arms"][6]["invalid_reason"], "out[0][3][17] = nan, reference 0.25");
