@@ -62,17 +62,19 @@ info_step() {  # the call's first step: when, which commit, which GPU at which c
 clocks.sm,clocks.max.sm,clocks.mem,power.limit,driver_version --format=csv"
 }
 
-# sustained_clocks BUILD: nvidia-smi's SM clock, power and throttle reasons every 50 ms (to
-# $out/smi.csv) while BUILD's mlalab runs 128 heads, batch 64 and 16 heads, batch 128 (context
-# 4,096, the 64-token variants) for ~7 s each: whether a load runs at the power cap, and at what
-# clock, where the bench's and the lab's short bursts would not show it
+# sustained_clocks BUILD [NAME]: nvidia-smi's SM clock, power and throttle reasons every 50 ms
+# (to $out/NAME.csv; NAME defaults to sustained, the step's name too) while BUILD's mlalab runs
+# 128 heads, batch 64 and 16 heads, batch 128 (context 4,096, the 64-token variants) for ~7 s
+# each: whether a load runs at the power cap, and at what clock, where the bench's and the
+# lab's short bursts would not show it
 sustained_clocks() {
-  step sustained bash -c "out='$out'; $(declare -f sustained_loads); sustained_loads '$1'"
+  local name=${2:-sustained}
+  step "$name" bash -c "out='$out'; $(declare -f sustained_loads); sustained_loads '$1' '$name'"
 }
 
 sustained_loads() {
   nvidia-smi --format=csv -lms 50 --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,\
-temperature.gpu,clocks_event_reasons.active > "$out/smi.csv" 2>&1 &
+temperature.gpu,clocks_event_reasons.active > "$out/$2.csv" 2>&1 &
   local smi=$! case name heads batch variant runs
   for case in "h128_b64 128 64 wgmma_h64_t64_w8_s2 50000" \
               "h16_b128 16 128 wgmma_h16_t64_w4_s2 40000"; do
