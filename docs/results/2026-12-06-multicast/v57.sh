@@ -15,14 +15,15 @@ session_folder v57
 unpack_builds main2 v57 || exit 1
 info_step
 cases='^(b3_h128_long_p64|b1_h128_4097_p1|b97_h128_len64_p64|one_long_among_short_b9_h128_p64)$'
-step sweep_v57 build-v57/tests/mlalab_gpu_tests --gtest_filter='Layouts/DecodeSweep.*'
-step ab_h128 build-v57/bin/mlalab ab $R/multicast-h128.toml --out "$out/ab-h128"
+# Each step also bounded on its own: a pair that deadlocks must not take the whole call.
+step sweep_v57 timeout 150 build-v57/tests/mlalab_gpu_tests --gtest_filter='Layouts/DecodeSweep.*'
+step ab_h128 timeout 200 build-v57/bin/mlalab ab $R/multicast-h128.toml --out "$out/ab-h128"
 step memcheck_v57 env MLALAB_TEST_CASES="$cases" MLALAB_TEST_VARIANTS='^wgmma_h64' \
-  compute-sanitizer --tool memcheck --error-exitcode 1 build-v57/tests/mlalab_gpu_tests \
-  --gtest_filter='Layouts/DecodeSweep.*'
+  timeout 180 compute-sanitizer --tool memcheck --error-exitcode 1 \
+  build-v57/tests/mlalab_gpu_tests --gtest_filter='Layouts/DecodeSweep.*'
 step synccheck_v57 env MLALAB_TEST_CASES='^b3_h128_long_p64$' MLALAB_TEST_VARIANTS='^wgmma_h64' \
-  compute-sanitizer --tool synccheck --error-exitcode 1 build-v57/tests/mlalab_gpu_tests \
-  --gtest_filter='Layouts/DecodeSweep.*'
+  timeout 100 compute-sanitizer --tool synccheck --error-exitcode 1 \
+  build-v57/tests/mlalab_gpu_tests --gtest_filter='Layouts/DecodeSweep.*'
 sustained_clocks build-main2 sustained_main
 sustained_clocks build-v57 sustained_v57
 exit $status
