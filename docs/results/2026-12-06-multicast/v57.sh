@@ -1,8 +1,8 @@
 #!/bin/bash
 # Version 57 (head-pairs-multicast.patch on a502585): a head pair's two CTAs as a cluster whose
 # copy issuers multicast each KV tile into both. The GPU sweep, the lab against main at 128
-# heads, memcheck and synccheck on 128-head cases, and each build's clocks and power under
-# ~7 s of 128 heads, batch 64 (sustained_clocks).
+# heads, each build's clocks and power under ~7 s of 128 heads, batch 64 (sustained_clocks),
+# then memcheck and synccheck on 128-head cases.
 # Built here: (a worktree of a502585 with head-pairs-multicast.patch applied)
 #   MLALAB_VARIANTS='^(wgmma_h64_t64_w8_s2|wgmma_h16_t64_w4_s2)$' MLALAB_CUDA_ARCHS=90a \
 #     bash scripts/build.sh build-v57
@@ -18,12 +18,12 @@ cases='^(b3_h128_long_p64|b1_h128_4097_p1|b97_h128_len64_p64|one_long_among_shor
 # Each step also bounded on its own: a pair that deadlocks must not take the whole call.
 step sweep_v57 timeout 150 build-v57/tests/mlalab_gpu_tests --gtest_filter='Layouts/DecodeSweep.*'
 step ab_h128 timeout 200 build-v57/bin/mlalab ab $R/multicast-h128.toml --out "$out/ab-h128"
+sustained_clocks build-main2 sustained_main
+sustained_clocks build-v57 sustained_v57
 step memcheck_v57 env MLALAB_TEST_CASES="$cases" MLALAB_TEST_VARIANTS='^wgmma_h64' \
   timeout 180 compute-sanitizer --tool memcheck --error-exitcode 1 \
   build-v57/tests/mlalab_gpu_tests --gtest_filter='Layouts/DecodeSweep.*'
 step synccheck_v57 env MLALAB_TEST_CASES='^b3_h128_long_p64$' MLALAB_TEST_VARIANTS='^wgmma_h64' \
   timeout 100 compute-sanitizer --tool synccheck --error-exitcode 1 \
   build-v57/tests/mlalab_gpu_tests --gtest_filter='Layouts/DecodeSweep.*'
-sustained_clocks build-main2 sustained_main
-sustained_clocks build-v57 sustained_v57
 exit $status
