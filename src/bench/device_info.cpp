@@ -73,19 +73,17 @@ std::vector<std::optional<std::string>> query_nvidia_smi(
   return values;
 }
 
-int mhz_of(const std::optional<std::string>& text) {
+// A field of query_nvidia_smi that is wholly a positive number (MHz as int, watts as double);
+// -1 otherwise.
+template <typename Number>
+Number positive_of(const std::optional<std::string>& text) {
   if (!text) return -1;
-  int mhz = 0;
-  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), mhz);
-  return ec == std::errc{} && end == text->data() + text->size() && mhz > 0 ? mhz : -1;
+  Number value = 0;
+  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+  return ec == std::errc{} && end == text->data() + text->size() && value > 0 ? value : -1;
 }
-
-double watts_of(const std::optional<std::string>& text) {
-  if (!text) return -1.0;
-  double watts = 0.0;
-  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), watts);
-  return ec == std::errc{} && end == text->data() + text->size() && watts > 0 ? watts : -1.0;
-}
+int mhz_of(const std::optional<std::string>& text) { return positive_of<int>(text); }
+double watts_of(const std::optional<std::string>& text) { return positive_of<double>(text); }
 
 }  // namespace
 
