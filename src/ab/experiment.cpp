@@ -55,7 +55,7 @@ const std::vector<std::string_view> kUniformKeys = {"distribution", "min", "max"
 const std::vector<std::string_view> kLogNormalKeys = {"distribution", "median", "sigma",
                                                       "min",          "max",    "seed"};
 const std::vector<std::string_view> kMeasureKeys = {"launches_per_sample", "max_minutes",
-                                                    "throttle_fraction"};
+                                                    "throttle_fraction", "heat_ms"};
 const std::vector<std::string_view> kDecisionKeys = {
     "min_effect_pct", "alpha", "min_rounds", "max_rounds",
     "time_budget_s",  "seed",  "correction", "family"};
@@ -573,10 +573,23 @@ class Parser {
     if (const auto minutes = get_number_in(*scope, "max_minutes", 0, true, kMaxRunMinutes, false)) {
       measure.max_minutes = minutes->value;
     }
-    if (const auto fraction = get_number_in(*scope, "throttle_fraction", 0, false, 1, false,
-                                            "0 never flags a sample as throttled")) {
-      measure.throttle_fraction = fraction->value;
+    const auto fraction = get_number_in(*scope, "throttle_fraction", 0, false, 1, false,
+                                        "0 never flags a sample as throttled");
+    if (fraction) measure.throttle_fraction = fraction->value;
+    const auto heat = get_number_in(*scope, "heat_ms", 0, false, kMaxHeatMs, false,
+                                    "0 takes every sample without heat");
+    if (!heat || heat->value == 0) return measure;
+    measure.heat_ms = heat->value;
+    // Heat measures each arm at the clock its sustained load holds, which at a power cap is
+    // below the run's peak reading: excluding such samples would exclude them all.
+    if (fraction && fraction->value > 0) {
+      fail(fraction->line, fraction->field,
+           fmt::format("{} excludes the samples heat_ms = {} is for: with heat a lowered clock "
+                       "is what is measured, not a disturbance; remove throttle_fraction (it "
+                       "then defaults to 0) or set it to 0",
+                       number_text(fraction->value), number_text(heat->value)));
     }
+    measure.throttle_fraction = 0;
     return measure;
   }
 

@@ -31,6 +31,12 @@
 //   launches_per_sample = 20        [1, 100000]
 //   max_minutes         = 30        (0, 10080]: the whole run's wall-time cap
 //   throttle_fraction   = 0.9       [0, 1]; 0 never flags a sample as throttled
+//   heat_ms             = 0         [0, 60000]: before each sample, the arm's own samples run
+//                                   for this long and are discarded, so that the sample is
+//                                   taken at the clock the arm's sustained load holds (a GPU
+//                                   at its power cap) rather than a burst's; 0: no heat. With
+//                                   heat throttle_fraction defaults to 0, and a nonzero one is
+//                                   refused: the lowered clock is what heat measures
 //
 //   [decision]                      optional table, every key optional: the ab::Settings fields
 //   min_effect_pct = 2.0            [0, 100)
@@ -196,7 +202,10 @@ struct MeasureSettings {
   double max_minutes = 30.0;     // whole-run budget; the run ends cleanly, marked partial
   double throttle_fraction = 0.9;  // a sample whose SM clock is below this × the run's peak
                                    // reading is flagged throttled and excluded
+  double heat_ms = 0.0;  // the arm's own discarded samples before each sample; 0: none
 };
+
+inline constexpr double kMaxHeatMs = 60000.0;
 
 struct Experiment {
   std::string name;        // [a-zA-Z0-9_.-]+, used in the results folder name

@@ -187,6 +187,9 @@ class Run {
   RoundEnd run_round(std::size_t index, int round, PreparedArms& prepared,
                      std::mt19937_64& order_generator, Clock::time_point point_start,
                      double allotment_s);
+  // One sample of `arm`, after measure.heat_ms of its own samples, discarded. A heat sample
+  // that fails or is cut is returned as the sample's outcome.
+  Measurement heated_sample(PreparedArm& arm) const;
   // Arms that ran at this point but gave no valid sample there (every sample failed) are
   // INVALID: they cannot be judged, and a verdict without them would hide it.
   void invalidate_unsampled(std::size_t index, PreparedArms& prepared);
@@ -718,7 +721,7 @@ RoundEnd Run::run_round(std::size_t index, int round,
     ArmRecord& arm = record_.arms[a];
     Measurement measurement;
     try {
-      measurement = prepared[a]->measure(SampleLimits{.deadline = deadline_});
+      measurement = heated_sample(*prepared[a]);
     } catch (const std::exception& error) {
       if (auto lost = context_lost(arm.name + ": " + error.what())) {
         error_ = std::move(lost);
@@ -758,6 +761,27 @@ RoundEnd Run::run_round(std::size_t index, int round,
     }
   }
   return RoundEnd::kComplete;
+}
+
+Measurement Run::heated_sample(PreparedArm& arm) const {
+  const SampleLimits limits{.deadline = deadline_};
+  const double heat_ms = experiment_.measure.heat_ms;
+  if (heat_ms > 0) {
+    const auto heat_end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double, std::milli>(heat_ms));
+    // At least one heat sample, however short heat_ms: the clock must meet the arm's own load.
+    do {
+      if (stop_requested()) return Measurement{.cut = SampleCut::kStopSignal};
+      if (Clock::now() >= deadline_) return Measurement{.cut = SampleCut::kDeadline};
+      Measurement heat = arm.measure(limits);
+      if (heat.cut != SampleCut::kNone) return heat;
+      if (!heat.value) {
+        heat.failure = "a heat sample failed: " + heat.failure;
+        return heat;
+      }
+    } while (Clock::now() < heat_end);
+  }
+  return arm.measure(limits);
 }
 
 void Run::invalidate_unsampled(std::size_t index,

@@ -207,12 +207,18 @@ ConfigFields sweep_fields(const ab::Experiment& experiment) {
                                  context.max_length, context.seed);
       break;
   }
-  return {{"layout", std::string(name_of(experiment.sweep.layout))},
-          {"heads", std::to_string(experiment.sweep.heads)},
-          {"page_size", std::to_string(experiment.sweep.page_size)},
-          {"concurrency", fmt::format("{}", fmt::join(experiment.sweep.concurrency, ","))},
-          {"context", context_text},
-          {"launches_per_sample", std::to_string(experiment.measure.launches_per_sample)}};
+  ConfigFields fields{
+      {"layout", std::string(name_of(experiment.sweep.layout))},
+      {"heads", std::to_string(experiment.sweep.heads)},
+      {"page_size", std::to_string(experiment.sweep.page_size)},
+      {"concurrency", fmt::format("{}", fmt::join(experiment.sweep.concurrency, ","))},
+      {"context", context_text},
+      {"launches_per_sample", std::to_string(experiment.measure.launches_per_sample)}};
+  // Only where heat is on, so that fingerprints from before it still compare equal.
+  if (experiment.measure.heat_ms > 0) {
+    fields["heat_ms"] = fmt::format("{:g}", experiment.measure.heat_ms);
+  }
+  return fields;
 }
 
 Fingerprint fingerprint_of(const ab::RunRecord& record) {

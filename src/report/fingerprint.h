@@ -86,7 +86,8 @@ struct Fingerprint {
 ConfigFields config_fields(const ab::Arm& arm, Backend backend);
 
 // The experiment's sweep and samples as comparable fields: "layout", "heads", "page_size",
-// "concurrency", "context", "launches_per_sample": what changes every arm's measurement alike.
+// "concurrency", "context", "launches_per_sample", and "heat_ms" where heat is on: what
+// changes every arm's measurement alike.
 ConfigFields sweep_fields(const ab::Experiment& experiment);
 
 Fingerprint fingerprint_of(const ab::RunRecord& record);

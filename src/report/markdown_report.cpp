@@ -156,6 +156,16 @@ std::string throttle_text(double fraction) {
                      fraction * 100);
 }
 
+// measure.heat_ms as the Samples line's last sentence; empty without heat.
+std::string heat_text(const ab::MeasureSettings& measure) {
+  if (measure.heat_ms <= 0) return {};
+  return fmt::format(
+      " Heat: before each sample the arm's own samples ran for {:g} ms and were discarded, so "
+      "that each arm was measured at the clock its sustained load holds (lower at a power cap) "
+      "rather than in a burst.",
+      measure.heat_ms);
+}
+
 std::string context_spec_text(const ab::ContextSpec& context) {
   switch (context.kind) {
     case ab::ContextSpec::Kind::kFixed:
@@ -709,19 +719,21 @@ void how(std::ostream& out, const ab::RunRecord& record) {
       out << fmt::format(
           "- **Samples.** One sample is the median time of {} back-to-back calls of the CPU "
           "backend, turned into sequences per second. The CPU has no SM clock: no sample is "
-          "flagged throttled.\n",
-          launches);
+          "flagged throttled.{}\n",
+          launches, heat_text(experiment.measure));
     } else {
       out << fmt::format(
           "- **Samples.** One sample is the median time of {} back-to-back CUDA-graph launches, "
-          "turned into sequences per second. {}\n",
-          launches, throttle_text(experiment.measure.throttle_fraction));
+          "turned into sequences per second. {}{}\n",
+          launches, throttle_text(experiment.measure.throttle_fraction),
+          heat_text(experiment.measure));
     }
   } else {
     out << fmt::format(
         "- **Sweep.** Concurrency {} (passed to each command as MLALAB_CONCURRENCY).\n",
         fmt::join(concurrency, ", "));
-    out << "- **Samples.** One sample is one run of the arm's command.\n";
+    out << fmt::format("- **Samples.** One sample is one run of the arm's command.{}\n",
+                       heat_text(experiment.measure));
   }
   out << fmt::format(
       "- **Rounds per point.** At least {} and at most {}, and at most {} per point. A point "

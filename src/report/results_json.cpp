@@ -158,7 +158,8 @@ Json experiment_json(const ab::Experiment& experiment) {
         {"max_minutes", experiment.measure.max_minutes},
         {"throttle_fraction", throttling_applies(experiment)
                                   ? Json(experiment.measure.throttle_fraction)
-                                  : Json(nullptr)}}},
+                                  : Json(nullptr)},
+        {"heat_ms", experiment.measure.heat_ms}}},
       {"stats",
        {{"min_effect_pct", stats.min_effect_pct},
         {"alpha", stats.alpha},
@@ -378,7 +379,8 @@ ab::Experiment experiment_from(const Reader& json) {
           measure.get_or<int>("launches_per_sample", defaults.measure.launches_per_sample),
       .max_minutes = measure.get<double>("max_minutes"),
       .throttle_fraction =
-          measure.get_or<double>("throttle_fraction", defaults.measure.throttle_fraction)};
+          measure.get_or<double>("throttle_fraction", defaults.measure.throttle_fraction),
+      .heat_ms = measure.get_if_present<double>("heat_ms", defaults.measure.heat_ms)};
   const Reader stats = json.child("stats");
   // Files before schema 3 also hold "resamples", a setting of the earlier statistics: unread.
   experiment.stats = {.min_effect_pct = stats.get<double>("min_effect_pct"),

@@ -11,7 +11,8 @@
 //                   "sweep": {"layout", "heads", "page_size", "concurrency",
 //                             "context": {"kind", "length", "min_length", "max_length",
 //                                         "sigma", "seed"}},
-//                   "measure": {"launches_per_sample", "max_minutes", "throttle_fraction"},
+//                   "measure": {"launches_per_sample", "max_minutes", "throttle_fraction",
+//                               "heat_ms"},
 //                   "stats": {"min_effect_pct", "alpha", "min_rounds", "max_rounds",
 //                             "time_budget_s", "seed", "correction", "family"},
 //                   "source_text"},
@@ -54,7 +55,8 @@
 // "sm_clock_mhz" and "power_w" where none was read, an empty "code_hash", "invalid_reason",
 // "partial_reason" or "source_path". "point" and "arm" of a sample index "points" and "arms".
 // The samples come one per line, for grep and diff. "power_w" and "power_limit_w" are absent
-// from files written before they were recorded, and read as unknown.
+// from files written before they were recorded, and read as unknown; "heat_ms" likewise, and
+// reads as 0 (no heat: there was none before it).
 //
 // Older schemas still read, but not their analysis: it came from the earlier statistics (a
 // bootstrap of medians against a threshold of max(A/A band, min_effect_pct)), with other

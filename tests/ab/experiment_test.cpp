@@ -683,6 +683,32 @@ TEST(ExperimentRanges, MeasureSettingsAreChecked) {
           "measure.throttle_fraction");
 }
 
+TEST(ExperimentParse, HeatTurnsTheThrottleCheckOff) {
+  const Experiment defaults = parse(kHeader + kBaseline + kVariant);
+  EXPECT_EQ(defaults.measure.heat_ms, 0.0);
+  EXPECT_EQ(defaults.measure.throttle_fraction, MeasureSettings{}.throttle_fraction);
+  const Experiment heated = parse(kHeader + "[measure]\nheat_ms = 300\n" + kBaseline + kVariant);
+  EXPECT_EQ(heated.measure.heat_ms, 300.0);
+  EXPECT_EQ(heated.measure.throttle_fraction, 0.0);
+  const Experiment explicit_zero = parse(
+      kHeader + "[measure]\nheat_ms = 300\nthrottle_fraction = 0\n" + kBaseline + kVariant);
+  EXPECT_EQ(explicit_zero.measure.throttle_fraction, 0.0);
+  const Experiment no_heat = parse(
+      kHeader + "[measure]\nheat_ms = 0\nthrottle_fraction = 0.8\n" + kBaseline + kVariant);
+  EXPECT_EQ(no_heat.measure.throttle_fraction, 0.8);
+}
+
+TEST(ExperimentRanges, HeatIsCheckedAndRefusesAThrottleCheck) {
+  const auto range = refused(kHeader + "[measure]\nheat_ms = 60001\n" + kBaseline + kVariant, 8,
+                             "measure.heat_ms");
+  EXPECT_MENTIONS(range, "[0, 60000]");
+  refused(kHeader + "[measure]\nheat_ms = -1\n" + kBaseline + kVariant, 8, "measure.heat_ms");
+  const auto both = refused(
+      kHeader + "[measure]\nthrottle_fraction = 0.9\nheat_ms = 300\n" + kBaseline + kVariant,
+      8, "measure.throttle_fraction");
+  EXPECT_MENTIONS(both, "heat_ms = 300");
+}
+
 TEST(ExperimentRanges, TopLevelValuesAreChecked) {
   const auto name = refused("name = \"my study\"\n" + kHeader.substr(kHeader.find('\n') + 1) +
                                 kBaseline + kVariant,

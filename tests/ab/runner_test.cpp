@@ -305,6 +305,39 @@ TEST(Runner, CommandArmsAreSampledAndJudged) {
   EXPECT_NE(lines[0].find("REJECTED"), std::string::npos) << lines[0];
 }
 
+// The variant counts its own runs in a file and prints the count, so its kept samples say how
+// many runs each followed: with heat at least one discarded run before each, without none.
+std::vector<double> counted_runs_kept(double heat_ms) {
+  const auto counter = std::filesystem::temp_directory_path() /
+                       fmt::format("mlalab-heat-{}-{:g}", ::getpid(), heat_ms);
+  std::filesystem::remove(counter);
+  Experiment experiment = command_experiment(fmt::format(
+      "n=$(( $(cat '{0}' 2>/dev/null || echo 0) + 1 )); echo $n > '{0}'; echo \"metric: $n\"",
+      counter.string()));
+  experiment.measure.heat_ms = heat_ms;
+  const RunOutcome outcome = run_experiment(experiment, RunOptions{});
+  std::filesystem::remove(counter);
+  EXPECT_FALSE(outcome.record.partial) << outcome.record.partial_reason;
+  std::vector<double> kept;
+  for (const Sample& sample : outcome.record.samples) {
+    if (sample.arm == 2) kept.push_back(sample.value);
+  }
+  return kept;
+}
+
+TEST(Runner, HeatRunsAnArmsOwnSamplesBeforeEachAndDiscardsThem) {
+  const std::vector<double> unheated = counted_runs_kept(0);
+  ASSERT_GE(unheated.size(), 6u);
+  for (std::size_t i = 0; i < unheated.size(); ++i) EXPECT_EQ(unheated[i], i + 1.0);
+  const std::vector<double> heated = counted_runs_kept(1);
+  ASSERT_GE(heated.size(), 6u);
+  double previous = 0;
+  for (const double count : heated) {
+    EXPECT_GE(count, previous + 2) << "a kept sample without a discarded run before it";
+    previous = count;
+  }
+}
+
 TEST(Runner, CommandArmSeesTheConcurrency) {
   const RunOutcome outcome =
       run_experiment(command_experiment("echo \"metric: $MLALAB_CONCURRENCY\""), RunOptions{});

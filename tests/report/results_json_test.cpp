@@ -327,6 +327,30 @@ TEST(ResultsJson, RoundTripsThePowerReadingsAndTheReportShowsThem) {
   EXPECT_EQ(old_report.str().find(" W |"), std::string::npos);
 }
 
+TEST(ResultsJson, RoundTripsHeatAndTheReportSaysWhatItDid) {
+  ab::RunRecord record = analysed();
+  record.experiment.measure.heat_ms = 250;
+  record.experiment.measure.throttle_fraction = 0;
+  const auto json = nlohmann::json::parse(written(record));
+  EXPECT_EQ(json["experiment"]["measure"]["heat_ms"], 250.0);
+  const ab::RunRecord back = record_from_json(json);
+  EXPECT_EQ(back.experiment.measure.heat_ms, 250.0);
+  EXPECT_EQ(written(back), written(record));
+  std::ostringstream report;
+  MarkdownReport().write(record, report);
+  EXPECT_NE(report.str().find("ran for 250 ms and were discarded"), std::string::npos)
+      << report.str();
+
+  // Files from before heat read as without it, and their report does not mention it.
+  auto older = json;
+  older["experiment"]["measure"].erase("heat_ms");
+  const ab::RunRecord old_back = record_from_json(older);
+  EXPECT_EQ(old_back.experiment.measure.heat_ms, 0.0);
+  std::ostringstream old_report;
+  MarkdownReport().write(old_back, old_report);
+  EXPECT_EQ(old_report.str().find("Heat:"), std::string::npos);
+}
+
 TEST(ResultsJson, RoundTripsAPythonArmsBinaryHash) {
   ab::RunRecord record = analysed();
   record.arms[2].binary_hash = std::string(64, 'b');
