@@ -214,30 +214,6 @@ __device__ __forceinline__ void pin_registers(float (&values)[kCount]) {
   for (int i = 0; i < kCount; ++i) asm volatile("" : "+f"(values[i])::"memory");
 }
 
-// Issues the MMAs of one Sᵀ (swapped.cuh) over d_qk, the caller waits for them:
-// `score_mma.template operator()<kAccumulate>(k)` issues k-step k. The k-steps both layouts have, then V3's four more
-// (`k_steps` > kCommonKSteps), each a straight run of MMAs: a loop or branch inside one
-// fence…commit span makes ptxas serialize the MMAs. The first overwrites the accumulators.
-template <typename ScoreMma>
-__device__ __forceinline__ void issue_score_mmas(const ScoreMma& score_mma, int k_steps) {
-  fence_operands();
-#pragma unroll
-  for (int k = 0; k < kCommonKSteps; ++k) {
-    if (k == 0) {
-      score_mma.template operator()<false>(k);
-    } else {
-      score_mma.template operator()<true>(k);
-    }
-  }
-  commit_group();
-  if (k_steps > kCommonKSteps) {
-    fence_operands();
-#pragma unroll
-    for (int k = kCommonKSteps; k < kMaxKSteps; ++k) score_mma.template operator()<true>(k);
-    commit_group();
-  }
-}
-
 // d (64×16 fp32 per warpgroup; 8 per thread) = A (64×16, descriptor) · B (16 × 16 K-major,
 // descriptor), plus d when kAccumulate. A is K-major, or MN-major with kTransposedA (the
 // swapped kernel's Vᵀ: 64 d_v columns contiguous, tokens along K). Without kAccumulate d is

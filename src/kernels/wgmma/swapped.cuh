@@ -151,8 +151,6 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
       mma_event(&TimelineTile::landed_wait);
       ring.wait_first_landed(ring_tile);
       mma_event(&TimelineTile::first_landed);
-      ring.wait_rest_landed(ring_tile);
-      mma_event(&TimelineTile::rest_landed);
       // The stage as a broadcast: ptxas then knows it is warp-uniform, and every descriptor
       // derived from it (the tile's, q's and Pᵀ's, all as offsets from the tile) is computed
       // in uniform registers. From the loop counter directly, they were computed per MMA in
@@ -177,7 +175,34 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
             scores, advance(k_desc, k / kKStepsPerSpan * span_stride_bytes(T::kBlockT) + in_span),
             advance(q_desc, k / kKStepsPerSpan * span_stride_bytes(T::kBlockH) + in_span));
       };
-      issue_score_mmas(score_mma, k_steps);
+      // The first piece's k-steps go while the rest still lands (the other kernel's version
+      // 43), then the rest's that both layouts have, then V3's four more. Each run of MMAs is
+      // straight code in its own fence…commit span: a loop or branch inside one (the rest's
+      // wait, V3's test) makes ptxas serialize the MMAs. The first overwrites the accumulators.
+      constexpr int kFirstKSteps = kFirstPieceSpans * kKStepsPerSpan;
+      static_assert(kFirstKSteps < kCommonKSteps);
+      fence_operands();
+#pragma unroll
+      for (int k = 0; k < kFirstKSteps; ++k) {
+        if (k == 0) {
+          score_mma.template operator()<false>(k);
+        } else {
+          score_mma.template operator()<true>(k);
+        }
+      }
+      commit_group();
+      ring.wait_rest_landed(ring_tile);
+      mma_event(&TimelineTile::rest_landed);
+      fence_operands();
+#pragma unroll
+      for (int k = kFirstKSteps; k < kCommonKSteps; ++k) score_mma.template operator()<true>(k);
+      commit_group();
+      if (k_steps > kCommonKSteps) {
+        fence_operands();
+#pragma unroll
+        for (int k = kCommonKSteps; k < kMaxKSteps; ++k) score_mma.template operator()<true>(k);
+        commit_group();
+      }
       wait_group<0>();
       pin_registers(scores);
 
@@ -252,29 +277,37 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
           matrix_descriptor(kv_tile, span_stride_bytes(T::kBlockT), kAtomBytes);
       const std::uint64_t p_desc = matrix_descriptor(
           kv_tile + (kStages - stage) * plan.kv_stage_bytes, 16, kAtomBytes);  // = probs
-      fence_operands();
+      // Oᵀ's tiles over V's first piece (its spans: d_v columns 0-255) as one MMA group, the
+      // rest as another, so the first piece is freed for the next tile's copy while the rest's
+      // MMAs run (the other kernel's version 44).
+      const auto pv_mmas = [&](int first_out_tile, int end_out_tile) {
 #pragma unroll
-      for (int kk = 0; kk < T::kPvKSteps; ++kk) {
+        for (int kk = 0; kk < T::kPvKSteps; ++kk) {
 #pragma unroll
-        for (int tile = 0; tile < T::kOutTiles; ++tile) {
-          mma_m64n16k16_ss<true, true>(
-              out_acc[tile],
-              advance(v_desc, tile * span_stride_bytes(T::kBlockT) + kk * 2 * kAtomBytes),
-              advance(p_desc, kk * kKStepBytes));
+          for (int tile = first_out_tile; tile < end_out_tile; ++tile) {
+            mma_m64n16k16_ss<true, true>(
+                out_acc[tile],
+                advance(v_desc, tile * span_stride_bytes(T::kBlockT) + kk * 2 * kAtomBytes),
+                advance(p_desc, kk * kKStepBytes));
+          }
         }
-      }
-      commit_group();
+        commit_group();
+      };
+      fence_operands();
+      pv_mmas(0, kFirstPieceSpans);
+      pv_mmas(kFirstPieceSpans, T::kOutTiles);
+      // The rope span (V3), in the rest, is read by Sᵀ alone, done by now. Each free is
+      // recorded before its arrival: after it, the copy issuer could see the free first.
+      wait_group<1>();
+      __syncwarp();
+      mma_event(&TimelineTile::first_freed);
+      if (lane == 0) mbarrier_arrive(ring.piece_free(0, stage));
       wait_group<0>();
 #pragma unroll
       for (int tile = 0; tile < T::kOutTiles; ++tile) pin_registers(out_acc[tile]);
       __syncwarp();
-      // Recorded before the arrivals: after them, the copy issuer could see the frees first.
-      mma_event(&TimelineTile::first_freed);
       mma_event(&TimelineTile::rest_freed);
-      if (lane == 0) {
-        mbarrier_arrive(ring.piece_free(0, stage));  // one warpgroup reads both pieces
-        mbarrier_arrive(ring.piece_free(1, stage));
-      }
+      if (lane == 0) mbarrier_arrive(ring.piece_free(1, stage));
     }
 
     // ---- Epilogue: the warps' row sums meet, normalise and write ----------------------------
