@@ -916,6 +916,15 @@ Experiment with_overrides(Experiment experiment, const Overrides& overrides) {
     experiment.measure.max_minutes = *overrides.max_minutes;
   }
   if (overrides.seed) experiment.stats.seed = *overrides.seed;
+  if (overrides.heat_ms) {
+    if (!(*overrides.heat_ms >= 0 && *overrides.heat_ms <= kMaxHeatMs)) {
+      throw std::invalid_argument(
+          fmt::format("heat {} ms: allowed [0, {:g}]", *overrides.heat_ms, kMaxHeatMs));
+    }
+    experiment.measure.heat_ms = *overrides.heat_ms;
+    // As in the file: with heat a lowered clock is what is measured (experiment.h).
+    if (experiment.measure.heat_ms > 0) experiment.measure.throttle_fraction = 0;
+  }
   return experiment;
 }
 

@@ -58,10 +58,11 @@ struct Overrides {
   std::optional<Backend> backend{};      // kCuda or kCpu
   std::optional<double> max_minutes{};
   std::optional<std::uint64_t> seed{};    // of the arms' order in each round
+  std::optional<double> heat_ms{};        // measure.heat_ms; above 0 turns the throttle check off
 };
 
 // The experiment with the overrides applied. Throws std::invalid_argument for a backend other
-// than "cuda" or "cpu", or a budget that is not > 0.
+// than "cuda" or "cpu", a budget that is not > 0, or heat outside [0, kMaxHeatMs].
 Experiment with_overrides(Experiment experiment, const Overrides& overrides);
 
 struct RunOptions {

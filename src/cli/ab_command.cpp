@@ -36,6 +36,7 @@ struct AbOptions {
   std::string out = kDefaultOut;
   std::optional<double> max_minutes;
   std::optional<std::uint64_t> seed;
+  std::optional<double> heat_ms;
   std::optional<std::string> backend;
   bool plan = false;        // only plan: a pilot of min_rounds rounds per point, then the plan
   std::string plan_from;    // only plan, from this earlier run's results.json
@@ -62,6 +63,9 @@ std::string reproduce_line(const AbOptions& options, const ab::Experiment& exper
   }
   line += fmt::format(" --seed {} --max-minutes {:g}", experiment.stats.seed,
                       experiment.measure.max_minutes);
+  if (experiment.measure.heat_ms > 0) {
+    line += fmt::format(" --heat-ms {:g}", experiment.measure.heat_ms);
+  }
   if (options.out != kDefaultOut) line += " --out " + shell_quoted(options.out);
   return line;
 }
@@ -184,7 +188,8 @@ int run_ab_command(const AbOptions& options) {
     experiment = ab::with_overrides(ab::load_experiment(options.experiment_path),
                                     ab::Overrides{.backend = options.backend ? parse_backend(*options.backend) : std::nullopt,
                                                   .max_minutes = options.max_minutes,
-                                                  .seed = options.seed});
+                                                  .seed = options.seed,
+                                                  .heat_ms = options.heat_ms});
   } catch (const std::exception& error) {
     std::cerr << "error: " << error.what() << '\n';
     return kExitError;
@@ -266,6 +271,14 @@ CLI::App* add_ab_command(CLI::App& app, int& exit_code) {
                                  "Default: the file's decision.seed",
                                  range_text(kSeedRange)))
       ->type_name("S");
+  add_checked_option(*command, "--heat-ms", options->heat_ms, heat_milliseconds(),
+                     fmt::format("Before each sample, run the arm's own samples for this long, "
+                                 "discarded, so that each arm is measured at the clock its "
+                                 "sustained load holds (a GPU at its power cap), not a burst's; "
+                                 "in [0, {:g}], 0 for none; above 0 the throttle check is off. "
+                                 "Default: the file's measure.heat_ms",
+                                 ab::kMaxHeatMs))
+      ->type_name("MS");
   command->add_flag("--plan", options->plan,
                     "Only plan: measure min_rounds rounds at every point (a pilot, nothing "
                     "written), then print per point and variant the noise, the rounds the "
@@ -299,6 +312,7 @@ CLI::App* add_ab_command(CLI::App& app, int& exit_code) {
       "  mlalab ab experiments/cpu-demo.toml            the lab on the CPU, about a minute\n"
       "  mlalab ab experiments/occupancy.toml --plan    the noise, and the rounds a change needs\n"
       "  mlalab ab experiments/occupancy.toml --out lab --max-minutes 20\n"
+      "  mlalab ab experiments/batch-aware-h128.toml --heat-ms 300   at the power cap\n"
       "  mlalab verify lab/occupancy-<UTC start>/fingerprint.json --experiment "
       "experiments/occupancy.toml");
   command->callback([options, &exit_code] {

@@ -49,6 +49,29 @@ bool folder_writable(const std::filesystem::path& folder) {
   return access(folder.c_str(), W_OK | X_OK) == 0;
 }
 
+// A decimal number from low (excluded when low_open) to high (included), the unit after it.
+OptionCheck<double> number_in(double low, bool low_open, double high, std::string_view unit) {
+  return [=](const std::string& option, const std::string& text,
+             std::string* error) -> std::optional<double> {
+    const std::string allowed =
+        fmt::format("{}{:g}, {:g}] {}", low_open ? "(" : "[", low, high, unit);
+    double value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || end != text.data() + text.size() ||
+        (ec != std::errc{} && ec != std::errc::result_out_of_range)) {
+      *error = refusal(option, text, "not a number", allowed);
+      return std::nullopt;
+    }
+    // Written so that NaN, which compares false with everything, is refused too.
+    const bool above_low = low_open ? value > low : value >= low;
+    if (ec != std::errc{} || !(above_low && value <= high)) {
+      *error = refusal(option, text, "", allowed);
+      return std::nullopt;
+    }
+    return value;
+  };
+}
+
 }  // namespace
 
 std::vector<std::string_view> split_commas(std::string_view text) {
@@ -137,25 +160,9 @@ OptionCheck<dispatch::TunedLengths> sequence_lengths() {
   };
 }
 
-OptionCheck<double> run_minutes() {
-  return [](const std::string& option, const std::string& text,
-            std::string* error) -> std::optional<double> {
-    const std::string allowed = fmt::format("(0, {:g}] minutes", kMaxRunMinutes);
-    double minutes = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), minutes);
-    if (text.empty() || end != text.data() + text.size() ||
-        (ec != std::errc{} && ec != std::errc::result_out_of_range)) {
-      *error = refusal(option, text, "not a number", allowed);
-      return std::nullopt;
-    }
-    // Written so that NaN, which compares false with everything, is refused too.
-    if (ec != std::errc{} || !(minutes > 0 && minutes <= kMaxRunMinutes)) {
-      *error = refusal(option, text, "", allowed);
-      return std::nullopt;
-    }
-    return minutes;
-  };
-}
+OptionCheck<double> run_minutes() { return number_in(0, true, kMaxRunMinutes, "minutes"); }
+
+OptionCheck<double> heat_milliseconds() { return number_in(0, false, ab::kMaxHeatMs, "ms"); }
 
 OptionCheck<std::string> output_file() {
   return [](const std::string& option, const std::string& text,

@@ -58,6 +58,8 @@ OptionCheck<std::int64_t> power_of_two_in(IntegerRange range);
 OptionCheck<std::vector<int>> integer_list_in(IntegerRange range);
 // A run's budget in minutes, in (0, kMaxRunMinutes].
 OptionCheck<double> run_minutes();
+// measure.heat_ms, in [0, ab::kMaxHeatMs].
+OptionCheck<double> heat_milliseconds();
 // Sequence lengths in dispatch::parse_lengths's forms (equal, uniform, uniform:F).
 OptionCheck<dispatch::TunedLengths> sequence_lengths();
 // A file to write: its folder exists and is writable, and the path is not a folder.

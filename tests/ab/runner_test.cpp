@@ -585,6 +585,19 @@ TEST(Overrides, ReplaceTheFilesSettings) {
                std::invalid_argument);
 }
 
+TEST(Overrides, HeatTurnsTheThrottleCheckOffAsInTheFile) {
+  Experiment file = cpu_experiment();
+  file.measure.throttle_fraction = 0.9;
+  const Experiment heated = with_overrides(file, Overrides{.heat_ms = 250.0});
+  EXPECT_EQ(heated.measure.heat_ms, 250.0);
+  EXPECT_EQ(heated.measure.throttle_fraction, 0.0);
+  const Experiment unheated = with_overrides(file, Overrides{.heat_ms = 0.0});
+  EXPECT_EQ(unheated.measure.heat_ms, 0.0);
+  EXPECT_EQ(unheated.measure.throttle_fraction, 0.9);
+  EXPECT_THROW(with_overrides(file, Overrides{.heat_ms = kMaxHeatMs + 1}), std::invalid_argument);
+  EXPECT_THROW(with_overrides(file, Overrides{.heat_ms = -1.0}), std::invalid_argument);
+}
+
 TEST(Shuffled, IsAPermutationAndDependsOnTheGenerator) {
   std::mt19937_64 generator(1);
   std::set<std::vector<int>> seen;

@@ -126,6 +126,18 @@ TEST(RunMinutes, AllowsAboveZeroUpToAWeek) {
             "--max-minutes 5min: not a number; allowed (0, 10080] minutes");
 }
 
+TEST(HeatMilliseconds, AllowsZeroUpToAMinute) {
+  const auto heat = heat_milliseconds();
+  std::string error;
+  EXPECT_EQ(heat("--heat-ms", "0", &error), 0.0);
+  EXPECT_EQ(heat("--heat-ms", "300", &error), 300.0);
+  EXPECT_EQ(heat("--heat-ms", "60000", &error), 60000.0);
+  EXPECT_EQ(refusal(heat, "--heat-ms", "60000.5"), "--heat-ms 60000.5: allowed [0, 60000] ms");
+  EXPECT_EQ(refusal(heat, "--heat-ms", "-1"), "--heat-ms -1: allowed [0, 60000] ms");
+  EXPECT_EQ(refusal(heat, "--heat-ms", "nan"), "--heat-ms nan: allowed [0, 60000] ms");
+  EXPECT_EQ(refusal(heat, "--heat-ms", "1s"), "--heat-ms 1s: not a number; allowed [0, 60000] ms");
+}
+
 // What `mlalab ab` accepts on its command line, the experiment file accepts in its settings:
 // the bounds of kMaxRunMinutes and kSeedRange, written into a file, parse; one step past them
 // does not.
@@ -148,6 +160,11 @@ TEST(AbOverrideRanges, AgreeWithTheExperimentFile) {
   EXPECT_EQ(parse_with("[decision]\nseed = " + max_seed + "\n").stats.seed,
             static_cast<std::uint64_t>(kSeedRange.high));
   EXPECT_THROW(parse_with("[decision]\nseed = -1\n"), ab::ExperimentError);
+
+  const std::string max_heat = fmt::format("{:g}", ab::kMaxHeatMs);
+  EXPECT_EQ(parse_with("[measure]\nheat_ms = " + max_heat + "\n").measure.heat_ms,
+            ab::kMaxHeatMs);
+  EXPECT_THROW(parse_with("[measure]\nheat_ms = " + max_heat + ".5\n"), ab::ExperimentError);
 }
 
 // A folder of its own under the test temp folder, removed afterwards.
