@@ -713,7 +713,7 @@ RoundEnd Run::run_round(std::size_t index, int round,
   const std::vector<int> order = shuffled(active, order_generator);
   for (std::size_t position = 0; position < order.size(); ++position) {
     // The budgets are checked before every sample, so that a point overruns its share by at
-    // most one sample, and the run's deadline cuts even that one (SampleLimits).
+    // most one sample and its heat, and the run's deadline cuts even that (SampleLimits).
     if (stop_requested()) return RoundEnd::kInterrupted;
     if (Clock::now() >= deadline_) return RoundEnd::kRunBudgetSpent;
     if (seconds_since(point_start) >= allotment_s) return RoundEnd::kPointBudgetSpent;
@@ -780,6 +780,9 @@ Measurement Run::heated_sample(PreparedArm& arm) const {
         return heat;
       }
     } while (Clock::now() < heat_end);
+    // A stop or the deadline that came during the heat ends the round before the sample.
+    if (stop_requested()) return Measurement{.cut = SampleCut::kStopSignal};
+    if (Clock::now() >= deadline_) return Measurement{.cut = SampleCut::kDeadline};
   }
   return arm.measure(limits);
 }
@@ -921,9 +924,15 @@ Experiment with_overrides(Experiment experiment, const Overrides& overrides) {
       throw std::invalid_argument(
           fmt::format("heat {} ms: allowed [0, {:g}]", *overrides.heat_ms, kMaxHeatMs));
     }
+    // As in the file: with heat a lowered clock is what is measured (experiment.h), so the
+    // throttle check is off; heat turned off on a heated file brings back the default check.
+    const bool was_heated = experiment.measure.heat_ms > 0;
     experiment.measure.heat_ms = *overrides.heat_ms;
-    // As in the file: with heat a lowered clock is what is measured (experiment.h).
-    if (experiment.measure.heat_ms > 0) experiment.measure.throttle_fraction = 0;
+    if (experiment.measure.heat_ms > 0) {
+      experiment.measure.throttle_fraction = 0;
+    } else if (was_heated) {
+      experiment.measure.throttle_fraction = MeasureSettings{}.throttle_fraction;
+    }
   }
   return experiment;
 }

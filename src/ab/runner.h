@@ -58,7 +58,8 @@ struct Overrides {
   std::optional<Backend> backend{};      // kCuda or kCpu
   std::optional<double> max_minutes{};
   std::optional<std::uint64_t> seed{};    // of the arms' order in each round
-  std::optional<double> heat_ms{};        // measure.heat_ms; above 0 turns the throttle check off
+  std::optional<double> heat_ms{};        // measure.heat_ms; above 0 turns the throttle check
+                                          // off, 0 on a heated file back to its default
 };
 
 // The experiment with the overrides applied. Throws std::invalid_argument for a backend other

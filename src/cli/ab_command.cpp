@@ -63,7 +63,8 @@ std::string reproduce_line(const AbOptions& options, const ab::Experiment& exper
   }
   line += fmt::format(" --seed {} --max-minutes {:g}", experiment.stats.seed,
                       experiment.measure.max_minutes);
-  if (experiment.measure.heat_ms > 0) {
+  // Given on the command line (0 included: it may turn a file's heat off), or from the file.
+  if (options.heat_ms || experiment.measure.heat_ms > 0) {
     line += fmt::format(" --heat-ms {:g}", experiment.measure.heat_ms);
   }
   if (options.out != kDefaultOut) line += " --out " + shell_quoted(options.out);

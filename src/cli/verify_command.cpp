@@ -13,10 +13,12 @@
 
 #include "ab/environment.h"
 #include "ab/experiment.h"
+#include "ab/runner.h"
 #include "ab/sha256.h"
 #include "ab/worker.h"
 #include "bench/device_info.h"
 #include "cli/exit_status.h"
+#include "cli/option_checks.h"
 #include "kernels/registry.h"
 #include "report/fingerprint.h"
 
@@ -30,6 +32,7 @@ struct VerifyOptions {
   std::string fingerprint_path;
   std::string backend;          // empty: the recorded one
   std::string experiment_path;  // empty: configs are not compared
+  std::optional<double> heat_ms;  // the run's --heat-ms, applied to the experiment file
 };
 
 // The declared arm that a recorded arm corresponds to: the baseline by its role (whatever its
@@ -154,7 +157,8 @@ int run_verify(const VerifyOptions& options) {
   try {
     recorded = report::read_fingerprint(options.fingerprint_path);
     if (!options.experiment_path.empty()) {
-      experiment = ab::load_experiment(options.experiment_path);
+      experiment = ab::with_overrides(ab::load_experiment(options.experiment_path),
+                                      ab::Overrides{.heat_ms = options.heat_ms});
     }
     backend = !options.backend.empty() ? parse_backend(options.backend).value_or(Backend::kCuda)
                                        : recorded.backend.value_or(Backend::kCuda);
@@ -216,8 +220,12 @@ CLI::App* add_verify_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"cuda", "cpu"}));
   command->add_option("--experiment", options->experiment_path,
                       "the experiment file as it is now: compare the sweep (layout, heads, page "
-                      "size, concurrency, context, launches per sample) and every arm's config "
-                      "with it");
+                      "size, concurrency, context, launches per sample, heat) and every arm's "
+                      "config with it");
+  add_checked_option(*command, "--heat-ms", options->heat_ms, heat_milliseconds(),
+                     "with --experiment: the --heat-ms the run was given (its command line in "
+                     "results.json says), applied to the file as `mlalab ab` did")
+      ->type_name("MS");
   command->footer(
       "What must match depends on the recorded backend: cuda the GPU, its SM count and peak\n"
       "clocks; cpu the CPU model, hardware threads and usable CPUs (taskset counts); none\n"

@@ -594,6 +594,10 @@ TEST(Overrides, HeatTurnsTheThrottleCheckOffAsInTheFile) {
   const Experiment unheated = with_overrides(file, Overrides{.heat_ms = 0.0});
   EXPECT_EQ(unheated.measure.heat_ms, 0.0);
   EXPECT_EQ(unheated.measure.throttle_fraction, 0.9);
+  // A heated file (its throttle check off) with heat turned off gets the default check back.
+  const Experiment cooled = with_overrides(heated, Overrides{.heat_ms = 0.0});
+  EXPECT_EQ(cooled.measure.heat_ms, 0.0);
+  EXPECT_EQ(cooled.measure.throttle_fraction, MeasureSettings{}.throttle_fraction);
   EXPECT_THROW(with_overrides(file, Overrides{.heat_ms = kMaxHeatMs + 1}), std::invalid_argument);
   EXPECT_THROW(with_overrides(file, Overrides{.heat_ms = -1.0}), std::invalid_argument);
 }
