@@ -766,25 +766,22 @@ RoundEnd Run::run_round(std::size_t index, int round,
 Measurement Run::heated_sample(PreparedArm& arm) const {
   const SampleLimits limits{.deadline = deadline_};
   const double heat_ms = experiment_.measure.heat_ms;
-  if (heat_ms > 0) {
-    const auto heat_end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                             std::chrono::duration<double, std::milli>(heat_ms));
-    // At least one heat sample, however short heat_ms: the clock must meet the arm's own load.
-    do {
-      if (stop_requested()) return Measurement{.cut = SampleCut::kStopSignal};
-      if (Clock::now() >= deadline_) return Measurement{.cut = SampleCut::kDeadline};
-      Measurement heat = arm.measure(limits);
-      if (heat.cut != SampleCut::kNone) return heat;
-      if (!heat.value) {
-        heat.failure = "a heat sample failed: " + heat.failure;
-        return heat;
-      }
-    } while (Clock::now() < heat_end);
-    // A stop or the deadline that came during the heat ends the round before the sample.
+  if (heat_ms <= 0) return arm.measure(limits);
+  const auto heat_end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double, std::milli>(heat_ms));
+  // At least one heat sample, however short heat_ms: the clock must meet the arm's own load.
+  // A stop or the deadline before any of them, or before the sample, ends the round there.
+  for (bool heated = false;; heated = Clock::now() >= heat_end) {
     if (stop_requested()) return Measurement{.cut = SampleCut::kStopSignal};
     if (Clock::now() >= deadline_) return Measurement{.cut = SampleCut::kDeadline};
+    if (heated) return arm.measure(limits);
+    Measurement heat = arm.measure(limits);
+    if (heat.cut != SampleCut::kNone) return heat;
+    if (!heat.value) {
+      heat.failure = "a heat sample failed: " + heat.failure;
+      return heat;
+    }
   }
-  return arm.measure(limits);
 }
 
 void Run::invalidate_unsampled(std::size_t index,
