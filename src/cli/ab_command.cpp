@@ -1,6 +1,7 @@
 #include "cli/ab_command.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <atomic>
 #include <chrono>
@@ -11,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "ab/environment.h"
 #include "ab/experiment.h"
@@ -144,12 +146,35 @@ void print_plan(const ab::RunRecord& record, const ab::Experiment& experiment,
   }
 }
 
+// Why an earlier run's noise may not be this experiment's: its samples were measured
+// differently (heat moves the clock and widens the noise; longer samples average more).
+std::optional<std::string> sample_mismatch(const ab::MeasureSettings& earlier,
+                                           const ab::MeasureSettings& now) {
+  std::vector<std::string> differences;
+  if (earlier.heat_ms != now.heat_ms) {
+    differences.push_back(fmt::format("heat_ms {:g} (this experiment: {:g})", earlier.heat_ms,
+                                      now.heat_ms));
+  }
+  if (earlier.launches_per_sample != now.launches_per_sample) {
+    differences.push_back(fmt::format("launches_per_sample {} (this experiment: {})",
+                                      earlier.launches_per_sample, now.launches_per_sample));
+  }
+  if (differences.empty()) return std::nullopt;
+  return fmt::format("its samples were measured with {}: the plan's noise is that run's, and "
+                     "may not be this experiment's",
+                     fmt::join(differences, " and "));
+}
+
 // --plan: a pilot of min_rounds rounds at every point (the first look's worth, nothing
 // written), then the plan; --plan-from: the plan from an earlier run's samples.
 int run_plan(const AbOptions& options, const ab::Experiment& experiment) {
   if (!options.plan_from.empty()) {
     try {
-      print_plan(report::read_results_json(options.plan_from), experiment, options.plan_from);
+      const ab::RunRecord earlier = report::read_results_json(options.plan_from);
+      if (const auto warning = sample_mismatch(earlier.experiment.measure, experiment.measure)) {
+        std::cerr << "warning: --plan-from " << options.plan_from << ": " << *warning << '\n';
+      }
+      print_plan(earlier, experiment, options.plan_from);
     } catch (const std::exception& error) {
       std::cerr << "error: --plan-from " << options.plan_from << ": " << error.what() << '\n';
       return kExitError;

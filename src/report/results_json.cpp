@@ -374,13 +374,16 @@ ab::Experiment experiment_from(const Reader& json) {
         .seed = context.get<std::uint64_t>("seed")};
   }
   const Reader measure = json.child("measure");
+  const double heat_ms = measure.get_if_present<double>("heat_ms", defaults.measure.heat_ms);
+  // A run without the throttle check (CPU, commands) wrote null: the file's default, which
+  // heat turns off (experiment.cpp).
+  const double default_throttle = heat_ms > 0 ? 0.0 : defaults.measure.throttle_fraction;
   experiment.measure = {
       .launches_per_sample =
           measure.get_or<int>("launches_per_sample", defaults.measure.launches_per_sample),
       .max_minutes = measure.get<double>("max_minutes"),
-      .throttle_fraction =
-          measure.get_or<double>("throttle_fraction", defaults.measure.throttle_fraction),
-      .heat_ms = measure.get_if_present<double>("heat_ms", defaults.measure.heat_ms)};
+      .throttle_fraction = measure.get_or<double>("throttle_fraction", default_throttle),
+      .heat_ms = heat_ms};
   const Reader stats = json.child("stats");
   // Files before schema 3 also hold "resamples", a setting of the earlier statistics: unread.
   experiment.stats = {.min_effect_pct = stats.get<double>("min_effect_pct"),

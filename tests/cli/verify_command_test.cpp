@@ -1,7 +1,8 @@
 // `mlalab verify` end to end, on the CPU alone: a fingerprint that `mlalab ab` has just written
 // (a CPU run and a command run) verifies on the same machine, and says exactly what it
 // compared; what a CPU run depends on (the usable CPUs, the CPU backend's code) is a
-// difference, the commit and the host are notes.
+// difference, the commit and the host are notes. Also `mlalab ab --plan-from` on such a run:
+// the other command that reads a run back to judge a new one.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sched.h>
@@ -199,6 +200,25 @@ TEST_F(VerifyCommand, ACudaRunWithoutAGpuIsAnError) {
             std::string::npos)
       << verify.err;
   EXPECT_EQ(verify.out.find("verified"), std::string::npos) << verify.out;
+}
+
+// A plan from an earlier run's samples says so when they were measured differently from what
+// the experiment now asks (heat, sample length): their noise may not be the new run's.
+TEST_F(VerifyCommand, PlanFromWarnsWhenTheEarlierSamplesWereMeasuredDifferently) {
+  const std::filesystem::path run = run_experiment("tiny-commands", kCommandExperiment);
+  const std::string file = (folder_ / "tiny-commands.toml").string();
+  const std::string results = (run / "results.json").string();
+  const Outcome same = run_mlalab(fmt::format("ab {} --plan-from {}", file, results));
+  EXPECT_EQ(same.status, kExitOk) << same.err;
+  EXPECT_NE(same.out.find("plan for tiny-commands"), std::string::npos) << same.out;
+  EXPECT_EQ(same.err.find("warning"), std::string::npos) << same.err;
+
+  const Outcome heated =
+      run_mlalab(fmt::format("ab {} --plan-from {} --heat-ms 100", file, results));
+  EXPECT_EQ(heated.status, kExitOk) << heated.err;
+  EXPECT_NE(heated.err.find("its samples were measured with heat_ms 0 (this experiment: 100)"),
+            std::string::npos)
+      << heated.err;
 }
 
 }  // namespace

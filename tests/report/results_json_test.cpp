@@ -341,6 +341,14 @@ TEST(ResultsJson, RoundTripsHeatAndTheReportSaysWhatItDid) {
   EXPECT_NE(report.str().find("ran for 250 ms and were discarded"), std::string::npos)
       << report.str();
 
+  // A run without the throttle check (CPU, commands) writes null: it reads back as the file's
+  // default, which heat turns off.
+  auto unchecked = json;
+  unchecked["experiment"]["measure"]["throttle_fraction"] = nullptr;
+  EXPECT_EQ(record_from_json(unchecked).experiment.measure.throttle_fraction, 0.0);
+  unchecked["experiment"]["measure"]["heat_ms"] = 0.0;
+  EXPECT_EQ(record_from_json(unchecked).experiment.measure.throttle_fraction, 0.9);
+
   // Files from before heat read as without it, and their report does not mention it.
   auto older = json;
   older["experiment"]["measure"].erase("heat_ms");
