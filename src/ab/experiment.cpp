@@ -35,7 +35,6 @@ namespace {
 constexpr int kMaxNameChars = 64;  // arm names head report columns; longer ones wrap them
 constexpr int kMaxKnobValue = 1024;  // far above any tile dimension; larger is a typo
 constexpr int kMaxCpuThreads = 4096;
-constexpr int kMaxLaunchesPerSample = 100000;
 constexpr double kMaxAlpha = 0.5;  // above it a test calls noise a change more often than not
 constexpr double kMaxMinEffectPct = 100.0;
 constexpr int kMaxRounds = 1000000;

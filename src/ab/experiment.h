@@ -206,6 +206,7 @@ struct MeasureSettings {
 };
 
 inline constexpr double kMaxHeatMs = 60000.0;
+inline constexpr int kMaxLaunchesPerSample = 100000;
 
 struct Experiment {
   std::string name;        // [a-zA-Z0-9_.-]+, used in the results folder name

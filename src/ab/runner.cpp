@@ -931,6 +931,21 @@ Experiment with_overrides(Experiment experiment, const Overrides& overrides) {
       experiment.measure.throttle_fraction = MeasureSettings{}.throttle_fraction;
     }
   }
+  if (overrides.launches_per_sample) {
+    if (!experiment.baseline.is_kernel()) {
+      throw std::invalid_argument(fmt::format(
+          "--launches-per-sample {}: this experiment's arms are commands, whose samples are "
+          "one run each; it sets how many kernel launches make one sample",
+          *overrides.launches_per_sample));
+    }
+    if (*overrides.launches_per_sample < 1 ||
+        *overrides.launches_per_sample > kMaxLaunchesPerSample) {
+      throw std::invalid_argument(fmt::format("launches per sample {}: allowed [1, {}]",
+                                              *overrides.launches_per_sample,
+                                              kMaxLaunchesPerSample));
+    }
+    experiment.measure.launches_per_sample = *overrides.launches_per_sample;
+  }
   return experiment;
 }
 

@@ -60,10 +60,12 @@ struct Overrides {
   std::optional<std::uint64_t> seed{};    // of the arms' order in each round
   std::optional<double> heat_ms{};        // measure.heat_ms; above 0 turns the throttle check
                                           // off, 0 on a heated file back to its default
+  std::optional<int> launches_per_sample{};  // kernel arms only
 };
 
 // The experiment with the overrides applied. Throws std::invalid_argument for a backend other
-// than "cuda" or "cpu", a budget that is not > 0, or heat outside [0, kMaxHeatMs].
+// than "cuda" or "cpu", a budget that is not > 0, heat outside [0, kMaxHeatMs], launches
+// outside [1, kMaxLaunchesPerSample], or a backend or launches for an experiment of commands.
 Experiment with_overrides(Experiment experiment, const Overrides& overrides);
 
 struct RunOptions {

@@ -39,6 +39,7 @@ struct AbOptions {
   std::optional<double> max_minutes;
   std::optional<std::uint64_t> seed;
   std::optional<double> heat_ms;
+  std::optional<int> launches_per_sample;
   std::optional<std::string> backend;
   bool plan = false;        // only plan: a pilot of min_rounds rounds per point, then the plan
   std::string plan_from;    // only plan, from this earlier run's results.json
@@ -68,6 +69,9 @@ std::string reproduce_line(const AbOptions& options, const ab::Experiment& exper
   // Given on the command line (0 included: it may turn a file's heat off), or from the file.
   if (options.heat_ms || experiment.measure.heat_ms > 0) {
     line += fmt::format(" --heat-ms {:g}", experiment.measure.heat_ms);
+  }
+  if (options.launches_per_sample) {
+    line += fmt::format(" --launches-per-sample {}", experiment.measure.launches_per_sample);
   }
   if (options.out != kDefaultOut) line += " --out " + shell_quoted(options.out);
   return line;
@@ -215,7 +219,9 @@ int run_ab_command(const AbOptions& options) {
                                     ab::Overrides{.backend = options.backend ? parse_backend(*options.backend) : std::nullopt,
                                                   .max_minutes = options.max_minutes,
                                                   .seed = options.seed,
-                                                  .heat_ms = options.heat_ms});
+                                                  .heat_ms = options.heat_ms,
+                                                  .launches_per_sample =
+                                                      options.launches_per_sample});
   } catch (const std::exception& error) {
     std::cerr << "error: " << error.what() << '\n';
     return kExitError;
@@ -305,6 +311,14 @@ CLI::App* add_ab_command(CLI::App& app, int& exit_code) {
                                  "Default: the file's measure.heat_ms",
                                  ab::kMaxHeatMs))
       ->type_name("MS");
+  add_checked_option(*command, "--launches-per-sample", options->launches_per_sample,
+                     launches_per_sample(),
+                     fmt::format("Back-to-back kernel launches whose median is one sample, in "
+                                 "[1, {}]; with heat give a sample ~40 ms or more (500 at 128 "
+                                 "heads), since shorter ones each catch one step of the capped "
+                                 "clock. Default: the file's measure.launches_per_sample",
+                                 ab::kMaxLaunchesPerSample))
+      ->type_name("N");
   command->add_flag("--plan", options->plan,
                     "Only plan: measure min_rounds rounds at every point (a pilot, nothing "
                     "written), then print per point and variant the noise, the rounds the "
@@ -338,7 +352,8 @@ CLI::App* add_ab_command(CLI::App& app, int& exit_code) {
       "  mlalab ab experiments/cpu-demo.toml            the lab on the CPU, about a minute\n"
       "  mlalab ab experiments/occupancy.toml --plan    the noise, and the rounds a change needs\n"
       "  mlalab ab experiments/occupancy.toml --out lab --max-minutes 20\n"
-      "  mlalab ab experiments/batch-aware-h128.toml --heat-ms 300   at the power cap\n"
+      "  mlalab ab experiments/batch-aware-h128.toml --heat-ms 300 --launches-per-sample 500\n"
+      "                                                 at the power cap\n"
       "  mlalab verify lab/occupancy-<UTC start>/fingerprint.json --experiment "
       "experiments/occupancy.toml");
   command->callback([options, &exit_code] {

@@ -164,6 +164,10 @@ OptionCheck<double> run_minutes() { return number_in(0, true, kMaxRunMinutes, "m
 
 OptionCheck<double> heat_milliseconds() { return number_in(0, false, ab::kMaxHeatMs, "ms"); }
 
+OptionCheck<std::int64_t> launches_per_sample() {
+  return integer_in({.low = 1, .high = ab::kMaxLaunchesPerSample});
+}
+
 OptionCheck<std::string> output_file() {
   return [](const std::string& option, const std::string& text,
             std::string* error) -> std::optional<std::string> {

@@ -60,6 +60,8 @@ OptionCheck<std::vector<int>> integer_list_in(IntegerRange range);
 OptionCheck<double> run_minutes();
 // measure.heat_ms, in [0, ab::kMaxHeatMs].
 OptionCheck<double> heat_milliseconds();
+// measure.launches_per_sample, in [1, ab::kMaxLaunchesPerSample].
+OptionCheck<std::int64_t> launches_per_sample();
 // Sequence lengths in dispatch::parse_lengths's forms (equal, uniform, uniform:F).
 OptionCheck<dispatch::TunedLengths> sequence_lengths();
 // A file to write: its folder exists and is writable, and the path is not a folder.

@@ -33,6 +33,7 @@ struct VerifyOptions {
   std::string backend;          // empty: the recorded one
   std::string experiment_path;  // empty: configs are not compared
   std::optional<double> heat_ms;  // the run's --heat-ms, applied to the experiment file
+  std::optional<int> launches_per_sample;  // and its --launches-per-sample
 };
 
 // The declared arm that a recorded arm corresponds to: the baseline by its role (whatever its
@@ -158,7 +159,9 @@ int run_verify(const VerifyOptions& options) {
     recorded = report::read_fingerprint(options.fingerprint_path);
     if (!options.experiment_path.empty()) {
       experiment = ab::with_overrides(ab::load_experiment(options.experiment_path),
-                                      ab::Overrides{.heat_ms = options.heat_ms});
+                                      ab::Overrides{.heat_ms = options.heat_ms,
+                                                    .launches_per_sample =
+                                                        options.launches_per_sample});
     }
     backend = !options.backend.empty() ? parse_backend(options.backend).value_or(Backend::kCuda)
                                        : recorded.backend.value_or(Backend::kCuda);
@@ -226,6 +229,11 @@ CLI::App* add_verify_command(CLI::App& app, int& exit_code) {
                      "with --experiment: the --heat-ms the run was given (its command line in "
                      "results.json says), applied to the file as `mlalab ab` did")
       ->type_name("MS");
+  add_checked_option(*command, "--launches-per-sample", options->launches_per_sample,
+                     launches_per_sample(),
+                     "with --experiment: the --launches-per-sample the run was given, as for "
+                     "--heat-ms")
+      ->type_name("N");
   command->footer(
       "What must match depends on the recorded backend: cuda the GPU, its SM count and peak\n"
       "clocks; cpu the CPU model, hardware threads and usable CPUs (taskset counts); none\n"

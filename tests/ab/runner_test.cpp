@@ -602,6 +602,23 @@ TEST(Overrides, HeatTurnsTheThrottleCheckOffAsInTheFile) {
   EXPECT_THROW(with_overrides(file, Overrides{.heat_ms = -1.0}), std::invalid_argument);
 }
 
+TEST(Overrides, LaunchesPerSampleForKernelArmsOnly) {
+  const Experiment longer = with_overrides(cpu_experiment(), Overrides{.launches_per_sample = 500});
+  EXPECT_EQ(longer.measure.launches_per_sample, 500);
+  EXPECT_THROW(with_overrides(cpu_experiment(), Overrides{.launches_per_sample = 0}),
+               std::invalid_argument);
+  EXPECT_THROW(with_overrides(cpu_experiment(),
+                              Overrides{.launches_per_sample = kMaxLaunchesPerSample + 1}),
+               std::invalid_argument);
+  try {
+    with_overrides(command_experiment("echo 'metric: 1'"), Overrides{.launches_per_sample = 5});
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("arms are commands"), std::string::npos)
+        << error.what();
+  }
+}
+
 TEST(Shuffled, IsAPermutationAndDependsOnTheGenerator) {
   std::mt19937_64 generator(1);
   std::set<std::vector<int>> seen;

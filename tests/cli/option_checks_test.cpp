@@ -138,6 +138,19 @@ TEST(HeatMilliseconds, AllowsZeroUpToAMinute) {
   EXPECT_EQ(refusal(heat, "--heat-ms", "1s"), "--heat-ms 1s: not a number; allowed [0, 60000] ms");
 }
 
+TEST(LaunchesPerSample, AllowsOneUpToTheFilesBound) {
+  const auto launches = launches_per_sample();
+  std::string error;
+  EXPECT_EQ(launches("--launches-per-sample", "1", &error), 1);
+  EXPECT_EQ(launches("--launches-per-sample", "500", &error), 500);
+  EXPECT_EQ(refusal(launches, "--launches-per-sample", "0"),
+            "--launches-per-sample 0: allowed [1, 100000]");
+  EXPECT_EQ(refusal(launches, "--launches-per-sample", "100001"),
+            "--launches-per-sample 100001: allowed [1, 100000]");
+  EXPECT_EQ(refusal(launches, "--launches-per-sample", "2.5"),
+            "--launches-per-sample 2.5: not an integer; allowed [1, 100000]");
+}
+
 // What `mlalab ab` accepts on its command line, the experiment file accepts in its settings:
 // the bounds of kMaxRunMinutes and kSeedRange, written into a file, parse; one step past them
 // does not.
@@ -165,6 +178,14 @@ TEST(AbOverrideRanges, AgreeWithTheExperimentFile) {
   EXPECT_EQ(parse_with("[measure]\nheat_ms = " + max_heat + "\n").measure.heat_ms,
             ab::kMaxHeatMs);
   EXPECT_THROW(parse_with("[measure]\nheat_ms = " + max_heat + ".5\n"), ab::ExperimentError);
+
+  const std::string max_launches = std::to_string(ab::kMaxLaunchesPerSample);
+  EXPECT_EQ(parse_with("[measure]\nlaunches_per_sample = " + max_launches + "\n")
+                .measure.launches_per_sample,
+            ab::kMaxLaunchesPerSample);
+  EXPECT_THROW(parse_with("[measure]\nlaunches_per_sample = " + max_launches + "1\n"),
+               ab::ExperimentError);
+  EXPECT_THROW(parse_with("[measure]\nlaunches_per_sample = 0\n"), ab::ExperimentError);
 }
 
 // A folder of its own under the test temp folder, removed afterwards.
