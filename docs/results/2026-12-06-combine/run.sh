@@ -14,11 +14,19 @@ source scripts/session_steps.sh
 session_folder combine
 unpack_builds land55 || exit 1
 info_step
+# ncu_bN: caches flushed before each kernel (ncu's default), so the partial rows come from HBM;
+# warm_bN: not flushed (--cache-control none), as in a call, where they are in the L2.
 for batch in 1 8 32; do
   step "ncu_b$batch" ncu --clock-control none \
     --metrics gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second \
     -k 'regex:swapped_decode|combine' --launch-count 6 --csv --page raw \
     build-land55/bin/mlalab bench --heads 16 --batch "$batch" --context 4096 \
     --variant wgmma_h16_t64_w4_s2 --runs 20
+done
+for batch in 1 8 32; do
+  step "warm_b$batch" ncu --clock-control none --cache-control none \
+    --metrics gpu__time_duration.sum -k 'regex:swapped_decode|combine' --launch-count 6 \
+    --csv --page raw build-land55/bin/mlalab bench --heads 16 --batch "$batch" \
+    --context 4096 --variant wgmma_h16_t64_w4_s2 --runs 20
 done
 exit $status
