@@ -41,6 +41,11 @@ constexpr double kProgressIntervalS = 5.0;
 constexpr std::uint32_t kOrderStream = 0x6f726472;
 // The first point's round count for the ETA, before any point has finished.
 constexpr int kFirstPointRoundsGuessDivisor = 2;  // max_rounds / 2
+// Heated samples shorter than this each catch one step of a power-capped clock: on an H100 at
+// 128 heads, 2-6 ms samples gave an A/A band of ±3.6-6.4 %, 40-140 ms ones ±0.8-1.4 %
+// (docs/results/2026-12-06-heat-long/). The note suggests samples of kHeatedSampleMs.
+constexpr double kShortHeatedSampleMs = 20.0;
+constexpr double kHeatedSampleMs = 40.0;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -195,6 +200,9 @@ class Run {
   void invalidate_unsampled(std::size_t index, PreparedArms& prepared);
   // The plan of the point at its first look (plan.h), on the progress stream.
   void note_plan(std::size_t index, const std::string& label);
+  // Once a run: heated samples of a kernel arm too short to average over a capped clock's
+  // steps, and how many launches would make them long enough.
+  void note_short_heated_samples(const std::string& label, std::size_t first_sample);
   // Why a point ended on its time budget, after `rounds` rounds.
   std::string budget_text(int rounds, double allotment_s) const;
   // The points whose time ran out before decision.min_rounds paired rounds, as a partial run's
@@ -234,6 +242,7 @@ class Run {
   RunRecord record_;
   std::vector<int> failures_in_a_row_;      // per arm
   std::string cut_arm_;  // the arm whose running sample the run's deadline cut, if any
+  bool short_heat_noted_ = false;
   std::optional<std::string> error_;
   CpuUsage cpu_usage_at_start_;  // where the host-load reading at the end starts
   bool read_clocks_ = false;
@@ -589,6 +598,7 @@ PointEnd Run::run_rounds(std::size_t index, const std::string& label, PreparedAr
     // A round counts once it has measured something.
     if (record_.samples.size() > first_sample) point.rounds = round + 1;
     read_clock(first_sample);
+    note_short_heated_samples(label, first_sample);
     switch (end) {
       case RoundEnd::kComplete:
         break;
@@ -642,6 +652,28 @@ void Run::note_plan(std::size_t index, const std::string& label) {
   for (const std::string& line : plan_lines(plans, experiment_)) {
     progress_.note(fmt::format("{} plan: {}", label, line));
   }
+}
+
+void Run::note_short_heated_samples(const std::string& label, std::size_t first_sample) {
+  if (short_heat_noted_ || experiment_.measure.heat_ms <= 0) return;
+  const auto baseline = std::find_if(record_.samples.begin() + first_sample,
+                                     record_.samples.end(),
+                                     [](const Sample& sample) { return sample.arm == 0; });
+  // Command arms have no launches (time_us 0): their samples are what the command ran.
+  if (baseline == record_.samples.end() || baseline->time_us <= 0) return;
+  const int launches = experiment_.measure.launches_per_sample;
+  const double sample_ms = launches * baseline->time_us / 1000.0;
+  if (sample_ms >= kShortHeatedSampleMs) return;
+  short_heat_noted_ = true;
+  const auto suggested = std::min<long long>(
+      kMaxLaunchesPerSample,
+      static_cast<long long>(std::ceil(kHeatedSampleMs * 1000.0 / baseline->time_us)));
+  progress_.note(fmt::format(
+      "note: {} heated samples of {} launches last {:.1f} ms: at a power cap the clock moves in "
+      "steps many times a second, and samples under {:g} ms each catch one (A/A bands of ±4-7 "
+      "%); --launches-per-sample {} makes them ~{:g} ms (docs/experiments.md, \"Bursts or "
+      "sustained load\")",
+      label, launches, sample_ms, kShortHeatedSampleMs, suggested, kHeatedSampleMs));
 }
 
 // A point whose time ran out before min_rounds paired rounds of some comparison (the A/A one,

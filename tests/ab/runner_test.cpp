@@ -338,6 +338,32 @@ TEST(Runner, HeatRunsAnArmsOwnSamplesBeforeEachAndDiscardsThem) {
   }
 }
 
+// Heated samples too short to average over a capped clock's steps get a note, once, with the
+// launches that would make them long enough; unheated ones, and command arms, none.
+TEST(Runner, NotesHeatedSamplesTooShortOnce) {
+  const auto progress_of = [](Experiment experiment) {
+    std::ostringstream progress;
+    RunOptions options;
+    options.progress = &progress;
+    const FixedRoundsRule rule(2);
+    run_experiment(experiment, options, rule);
+    return progress.str();
+  };
+  Experiment heated = cpu_experiment();
+  heated.measure.launches_per_sample = 1;
+  heated.measure.heat_ms = 1;
+  const std::string noted = progress_of(heated);
+  const auto note = noted.find("heated samples of 1 launches last");
+  ASSERT_NE(note, std::string::npos) << noted;
+  EXPECT_NE(noted.find("--launches-per-sample ", note), std::string::npos) << noted;
+  EXPECT_EQ(noted.find("heated samples of", note + 1), std::string::npos) << "noted twice";
+  heated.measure.heat_ms = 0;
+  EXPECT_EQ(progress_of(heated).find("heated samples"), std::string::npos);
+  Experiment commands = command_experiment("echo 'metric: 50'");
+  commands.measure.heat_ms = 1;
+  EXPECT_EQ(progress_of(commands).find("heated samples"), std::string::npos);
+}
+
 TEST(Runner, CommandArmSeesTheConcurrency) {
   const RunOutcome outcome =
       run_experiment(command_experiment("echo \"metric: $MLALAB_CONCURRENCY\""), RunOptions{});
