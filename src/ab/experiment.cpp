@@ -588,7 +588,7 @@ class Parser {
                        "then defaults to 0) or set it to 0",
                        number_text(fraction->value), number_text(heat->value)));
     }
-    measure.throttle_fraction = 0;
+    measure.throttle_fraction = default_throttle_fraction(measure.heat_ms);
     return measure;
   }
 

@@ -957,10 +957,8 @@ Experiment with_overrides(Experiment experiment, const Overrides& overrides) {
     // throttle check is off; heat turned off on a heated file brings back the default check.
     const bool was_heated = experiment.measure.heat_ms > 0;
     experiment.measure.heat_ms = *overrides.heat_ms;
-    if (experiment.measure.heat_ms > 0) {
-      experiment.measure.throttle_fraction = 0;
-    } else if (was_heated) {
-      experiment.measure.throttle_fraction = MeasureSettings{}.throttle_fraction;
+    if (experiment.measure.heat_ms > 0 || was_heated) {
+      experiment.measure.throttle_fraction = default_throttle_fraction(experiment.measure.heat_ms);
     }
   }
   if (overrides.launches_per_sample) {

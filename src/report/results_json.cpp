@@ -375,14 +375,13 @@ ab::Experiment experiment_from(const Reader& json) {
   }
   const Reader measure = json.child("measure");
   const double heat_ms = measure.get_if_present<double>("heat_ms", defaults.measure.heat_ms);
-  // A run without the throttle check (CPU, commands) wrote null: the file's default, which
-  // heat turns off (experiment.cpp).
-  const double default_throttle = heat_ms > 0 ? 0.0 : defaults.measure.throttle_fraction;
   experiment.measure = {
       .launches_per_sample =
           measure.get_or<int>("launches_per_sample", defaults.measure.launches_per_sample),
       .max_minutes = measure.get<double>("max_minutes"),
-      .throttle_fraction = measure.get_or<double>("throttle_fraction", default_throttle),
+      // A run without the throttle check (CPU, commands) wrote null: the file's default.
+      .throttle_fraction =
+          measure.get_or<double>("throttle_fraction", ab::default_throttle_fraction(heat_ms)),
       .heat_ms = heat_ms};
   const Reader stats = json.child("stats");
   // Files before schema 3 also hold "resamples", a setting of the earlier statistics: unread.
