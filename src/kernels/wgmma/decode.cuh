@@ -397,13 +397,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     constexpr int kQFragmentKSteps =
         (kBlockT == 64 ? (kBalanced ? 0 : 1) : (kBalanced ? 1 : 2)) * kKStepsPerSpan;
     float out_acc[T::kPvTiles][32];
-#pragma unroll
-    for (int tile = 0; tile < T::kPvTiles; ++tile)
-#pragma unroll
-      for (int i = 0; i < 32; ++i) out_acc[tile][i] = 0.0f;
-    // Zeroed here, not between the first P·V's MMAs, where ptxas would fence each (C7519).
-#pragma unroll
-    for (int tile = 0; tile < T::kPvTiles; ++tile) pin_registers(out_acc[tile]);
+    zero_accumulators(out_acc);
     float running_max[2] = {-INFINITY, -INFINITY};  // base-2 logits, scaled
     float running_sum[2] = {0.0f, 0.0f};            // over this thread's columns of its tiles
     // q's first spans stay in registers as the A fragments of S, the rest is read from shared

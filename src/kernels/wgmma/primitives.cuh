@@ -214,6 +214,18 @@ __device__ __forceinline__ void pin_registers(float (&values)[kCount]) {
   for (int i = 0; i < kCount; ++i) asm volatile("" : "+f"(values[i])::"memory");
 }
 
+// A part's output accumulators, zeroed and pinned before its first MMA group: zeroed between
+// the first MMAs instead, each would be fenced by ptxas (C7519).
+template <int kTiles, int kCount>
+__device__ __forceinline__ void zero_accumulators(float (&tiles)[kTiles][kCount]) {
+#pragma unroll
+  for (int tile = 0; tile < kTiles; ++tile)
+#pragma unroll
+    for (int i = 0; i < kCount; ++i) tiles[tile][i] = 0.0f;
+#pragma unroll
+  for (int tile = 0; tile < kTiles; ++tile) pin_registers(tiles[tile]);
+}
+
 // d (64×16 fp32 per warpgroup; 8 per thread) = A (64×16, descriptor) · B (16 × 16 K-major,
 // descriptor), plus d when kAccumulate. A is K-major, or MN-major with kTransposedA (the
 // swapped kernel's Vᵀ: 64 d_v columns contiguous, tokens along K). Without kAccumulate d is

@@ -128,13 +128,7 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
 
   const auto part = [&] {
     float out_acc[T::kOutTiles][8];
-#pragma unroll
-    for (int tile = 0; tile < T::kOutTiles; ++tile)
-#pragma unroll
-      for (int i = 0; i < 8; ++i) out_acc[tile][i] = 0.0f;
-    // Zeroed here, not between the first Oᵀ MMAs, where ptxas would fence each (C7519).
-#pragma unroll
-    for (int tile = 0; tile < T::kOutTiles; ++tile) pin_registers(out_acc[tile]);
+    zero_accumulators(out_acc);
     float running_max[T::kHeadSlots];  // base-2 logits, scaled
     float running_sum[T::kHeadSlots];  // over this thread's tokens only
 #pragma unroll
