@@ -206,13 +206,13 @@ struct MeasureSettings {
 };
 
 inline constexpr double kMaxHeatMs = 60000.0;
+inline constexpr int kMaxLaunchesPerSample = 100000;
 
 // throttle_fraction where none is given: off with heat, whose lowered clock is what it
 // measures, not a disturbance to exclude; else the default check.
 inline double default_throttle_fraction(double heat_ms) {
   return heat_ms > 0 ? 0.0 : MeasureSettings{}.throttle_fraction;
 }
-inline constexpr int kMaxLaunchesPerSample = 100000;
 
 struct Experiment {
   std::string name;        // [a-zA-Z0-9_.-]+, used in the results folder name
