@@ -106,6 +106,10 @@ void validate(const RaceSettings& settings) {
     throw std::invalid_argument(fmt::format("sticky_margin_pct = {}: allowed [0, 100)",
                                             settings.sticky_margin_pct));
   }
+  if (settings.winner_samples < 1) {
+    throw std::invalid_argument(
+        fmt::format("winner_samples = {}: allowed ≥ 1", settings.winner_samples));
+  }
   if (!(settings.time_budget_s > 0)) {
     throw std::invalid_argument(
         fmt::format("time_budget_s = {}: allowed > 0", settings.time_budget_s));
@@ -159,7 +163,8 @@ RaceOutcome race(std::span<const Entrant> entrants, const SampleFn& sample,
         }
       }
     }
-    if (racing_count() == 1) {
+    // The one left has raced every round: its samples are the rounds.
+    if (racing_count() == 1 && outcome.rounds >= settings.winner_samples) {
       outcome.stopped_because = "one candidate left";
       break;
     }

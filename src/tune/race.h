@@ -9,8 +9,9 @@
 // time (the 15 % trimmed mean of its log times, as the A/B lab estimates); each other candidate
 // is compared with it over their paired rounds (the A/B lab's statistic: the trimmed mean of
 // ln(its time / leader's time), Student-t interval at 1 − alpha), and dropped when the whole
-// interval says it is slower. The race ends when one candidate is left, or at max_rounds, or
-// when its time budget is spent; the winner is then the leader, except that an incumbent (the
+// interval says it is slower. The race ends when one candidate is left (and has been timed
+// winner_samples times), or at max_rounds, or when its time budget is spent; the winner is then
+// the leader, except that an incumbent (the
 // table's entry when re-tuning) still racing keeps its place. An incumbent is dropped only when
 // it is slower than the leader by more than sticky_margin_pct beyond doubt: a challenger must
 // beat it beyond the noise band, not merely by a point estimate (sticky tuning).
@@ -48,6 +49,11 @@ struct RaceSettings {
   // challenger within 1 % is not worth a table that changes with every re-tune.
   double sticky_margin_pct = 1.0;
   double time_budget_s = 30.0;  // per key: a safety net for slow candidates
+  // The last candidate left goes on alone until it has this many samples (or max_rounds):
+  // the table's time is then an estimate, not three rounds' worth. A winner timed 4 times
+  // read 104 µs [99, 109] where 30 rounds of the same kernel read 112 (docs/perf-notes.md,
+  // version 58). Rounds with one candidate cost one sample each.
+  int winner_samples = 10;
   std::uint64_t seed = 1;       // of the order within each round
 };
 

@@ -64,7 +64,10 @@ std::size_t true_best(const std::vector<double>& true_us) {
 TEST(Race, AClearlySlowerCandidateIsDroppedAtTheFirstLook) {
   const RaceOutcome outcome = simulate({.true_us = {10.0, 10.5}}, RaceSettings{});
   EXPECT_EQ(outcome.winner, 0u);
-  EXPECT_EQ(outcome.rounds, RaceSettings{}.min_rounds);
+  // Dropped at round 3; the winner then goes on alone to its tenth sample.
+  EXPECT_EQ(outcome.rounds, RaceSettings{}.winner_samples);
+  EXPECT_EQ(outcome.samples, 2 * RaceSettings{}.min_rounds +
+                                 (RaceSettings{}.winner_samples - RaceSettings{}.min_rounds));
   EXPECT_EQ(outcome.stopped_because, "one candidate left");
   EXPECT_EQ(outcome.decision, "new");
   ASSERT_EQ(outcome.ranking.size(), 2u);
@@ -72,6 +75,8 @@ TEST(Race, AClearlySlowerCandidateIsDroppedAtTheFirstLook) {
   EXPECT_EQ(outcome.ranking[0].outcome, "winner");
   EXPECT_FALSE(outcome.ranking[0].change_pct.has_value());
   EXPECT_NEAR(outcome.ranking[0].us, 10.0, 0.5);  // the drift moves every round's level
+  EXPECT_EQ(outcome.ranking[0].samples, RaceSettings{}.winner_samples);
+  EXPECT_EQ(outcome.ranking[1].samples, RaceSettings{}.min_rounds);
   EXPECT_LE(outcome.ranking[0].us_low, outcome.ranking[0].us);
   EXPECT_GE(outcome.ranking[0].us_high, outcome.ranking[0].us);
   // v1 is 4.8 % slower in throughput terms: its change against the winner says so.
@@ -184,6 +189,7 @@ TEST(Race, RefusesBadSettingsAndBadSamples) {
   };
   EXPECT_TRUE(refusal({.min_rounds = 2}).starts_with("min_rounds = 2"));
   EXPECT_TRUE(refusal({.min_rounds = 5, .max_rounds = 4}).starts_with("max_rounds = 4"));
+  EXPECT_TRUE(refusal({.winner_samples = 0}).starts_with("winner_samples = 0"));
   EXPECT_TRUE(refusal({.alpha = 0}).starts_with("alpha = 0"));
   EXPECT_TRUE(refusal({.sticky_margin_pct = -1}).starts_with("sticky_margin_pct = -1"));
   EXPECT_TRUE(refusal({.time_budget_s = 0}).starts_with("time_budget_s = 0"));
