@@ -121,7 +121,7 @@ for stage in "${stages[@]}"; do
       ;;
     tune)
       run tune_v4_h16 "$mlalab" tune --layout v4 --heads 16 \
-        --batch 1,2,4,8,16,32,48,64,80,96,128 --context 4096 --fresh \
+        --batch 1,2,4,8,16,32,48,64,80,96,112,128 --context 4096 --fresh \
         --out "$out/tuning-v4-h16-p64.json"
       run tune_v3_h128 "$mlalab" tune --layout v3 --heads 128 \
         --batch 1,8,16,32,48,64,80,96,128 --context 4096 --fresh \
