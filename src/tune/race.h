@@ -11,10 +11,10 @@
 // ln(its time / leader's time), Student-t interval at 1 − alpha), and dropped when the whole
 // interval says it is slower. The race ends when one candidate is left (and has been timed
 // winner_samples times), or at max_rounds, or when its time budget is spent; the winner is then
-// the leader, except that an incumbent (the
-// table's entry when re-tuning) still racing keeps its place. An incumbent is dropped only when
-// it is slower than the leader by more than sticky_margin_pct beyond doubt: a challenger must
-// beat it beyond the noise band, not merely by a point estimate (sticky tuning).
+// the leader, except that an incumbent (the table's entry when re-tuning) still racing keeps
+// its place. An incumbent is dropped only when it is slower than the leader by more than
+// sticky_margin_pct beyond doubt: a challenger must beat it beyond the noise band, not merely by
+// a point estimate (sticky tuning).
 //
 // alpha is per look, uncorrected for the many looks and pairs: a false drop loses a candidate
 // that was within noise of the leader, i.e. one that could only have won by a hair. The
