@@ -131,7 +131,8 @@ class VariantConfig:
     reason: str                        # also what is missing when feasibility is unknown
     unchecked: Sequence[str]           # rules that need a GPU (or the compiled kernel)
     measured: bool                     # usage read from the compiled kernel on this GPU
-    code_hash: str
+    code_hash: str                     # of its machine code, the kernels' names left out
+    code_hash_with_names: str          # the form recorded before 2026-12-06
 
 
 def configs(smem_limit: Optional[int] = None, layout: str = "v3") -> list[VariantConfig]:

@@ -152,6 +152,25 @@ class CpuBackend final : public KernelBackend {
 
 // ---- CUDA backend ---------------------------------------------------------------------------
 
+}  // namespace
+
+std::string cuda_code_hash(const KernelArm& arm, CodeHashForm form) {
+  const auto hash_of = [form](const kernels::Variant* variant) {
+    if (variant == nullptr) return std::string();
+    return form == CodeHashForm::kWithNames ? variant->code_hash_with_names : variant->code_hash;
+  };
+  if (!arm.table.empty()) {
+    std::string hashes;
+    for (const auto& candidate : dispatch::read_table(arm.table).identity.candidates) {
+      hashes += candidate.variant + "=" + hash_of(kernels::find_variant(candidate.variant)) + "\n";
+    }
+    return sha256_hex(hashes);
+  }
+  return hash_of(kernels::find_variant(arm.variant));
+}
+
+namespace {
+
 class CudaArm final : public PreparedArm {
  public:
   CudaArm(bench::DeviceBuffer<std::byte> workspace, const bench::DeviceProblem& device_problem,
@@ -261,19 +280,7 @@ class CudaBackend final : public KernelBackend {
   }
   // A faulting kernel poisons the context for good: later work could only fail.
   bool usable() const override { return cudaDeviceSynchronize() == cudaSuccess; }
-  // A tuned arm's code is every candidate its table chose among: the hash of their hashes.
-  std::string code_hash(const KernelArm& arm) const override {
-    if (!arm.table.empty()) {
-      std::string hashes;
-      for (const auto& candidate : dispatch::read_table(arm.table).identity.candidates) {
-        const kernels::Variant* variant = kernels::find_variant(candidate.variant);
-        hashes += candidate.variant + "=" + (variant != nullptr ? variant->code_hash : "") + "\n";
-      }
-      return sha256_hex(hashes);
-    }
-    const kernels::Variant* variant = kernels::find_variant(arm.variant);
-    return variant != nullptr ? variant->code_hash : std::string{};
-  }
+  std::string code_hash(const KernelArm& arm) const override { return cuda_code_hash(arm); }
 
  private:
   bench::DeviceInfo device_;

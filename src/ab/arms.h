@@ -116,6 +116,14 @@ std::unique_ptr<KernelBackend> make_cpu_backend(const std::atomic<int>* stop_sig
 // The CUDA backend on the current device. Throws bench::CudaError when the device is unusable.
 std::unique_ptr<KernelBackend> make_cuda_backend(const bench::DeviceInfo& device);
 
+// The code hash of a kernel arm this build runs on the GPU (KernelBackend::code_hash of the
+// CUDA backend, which needs no GPU): its variant's, or a tuned arm's, which is every candidate
+// its table chose among: the hash of their hashes. Empty for a variant not compiled here.
+// kWithNames: in the form recorded before 2026-12-06 (kernels::VariantCodeHashes), for
+// `mlalab verify` of older records. A tuned arm's table that cannot be read throws.
+enum class CodeHashForm { kCurrent, kWithNames };
+std::string cuda_code_hash(const KernelArm& arm, CodeHashForm form = CodeHashForm::kCurrent);
+
 // Threads the CPU backend uses for a requested count (0 = every hardware thread).
 int resolved_cpu_threads(int requested);
 

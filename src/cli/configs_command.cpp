@@ -141,7 +141,9 @@ CLI::App* add_configs_command(CLI::App& app, int& exit_code) {
                      "max_ctas_per_sm, max_balanced_ctas_per_sm, balanced_spill_bytes (these "
                      "null when unknown: no GPU), feasible, reason (empty when feasible and fully "
                      "checked), unchecked (the rules that could not be evaluated), measured "
-                     "(whether a GPU was asked), code_hash (of the variant's compiled code)")
+                     "(whether a GPU was asked), code_hash (of the variant's compiled code, "
+                     "its kernels' names left out) and code_hash_with_names (the form recorded "
+                     "before 2026-12-06, which also covers them)")
       ->type_name("FILE");
   command->footer(
       "A variant is feasible when it fits the shared-memory limit, does not spill to local\n"

@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "ab/arms.h"
 #include "ab/environment.h"
 #include "ab/experiment.h"
 #include "ab/runner.h"
@@ -45,11 +46,23 @@ const ab::Arm* declared_arm(const ab::Experiment& experiment, const report::Fing
   return found == experiment.variants.end() ? nullptr : &*found;
 }
 
-// What this build holds for a kernel arm on `backend`: its code hash, or why there is none.
-std::string current_code_hash(const std::string& variant, Backend backend) {
+// What this build holds for a kernel arm it runs itself on `backend`: its code hash, or why
+// there is none. A GPU arm recorded before code hashes left kernel names out
+// (kernels::VariantCodeHashes) is compared in the form it was recorded in.
+std::string current_code_hash(const ab::KernelArm& kernel, Backend backend,
+                              const std::string& recorded) {
   if (backend == Backend::kCpu) return std::string(kernels::cpu_backend_code_hash());
-  const kernels::Variant* compiled = kernels::find_variant(variant);
-  return compiled != nullptr ? compiled->code_hash : "none: not compiled into this build";
+  if (kernel.table.empty() && kernels::find_variant(kernel.variant) == nullptr) {
+    return "none: not compiled into this build";
+  }
+  try {
+    const std::string hash = ab::cuda_code_hash(kernel);
+    if (hash == recorded) return hash;
+    const std::string with_names = ab::cuda_code_hash(kernel, ab::CodeHashForm::kWithNames);
+    return with_names == recorded ? with_names : hash;
+  } catch (const std::exception& error) {
+    return fmt::format("none: {}", error.what());  // the tuned arm's table cannot be read
+  }
 }
 
 // The code hash of an arm that another process runs (another build's `mlalab worker`, the
@@ -73,13 +86,13 @@ report::FingerprintArm current_arm(const report::FingerprintArm& recorded, const
                              .config = {},
                              .code_hash = {},
                              .valid = recorded.valid};
-  std::optional<std::string> variant;
+  std::optional<ab::KernelArm> run_here;  // a kernel arm this build runs itself
   if (declared != nullptr) {
     arm.config = report::config_fields(*declared, backend);
     arm.config_text = ab::arm_config_text(*declared);
     if (const auto* kernel = std::get_if<ab::KernelArm>(&declared->config)) {
       if (ab::worker_of(*kernel).empty()) {
-        variant = kernel->variant;
+        run_here = *kernel;
       } else {
         arm.code_hash = worker_code_hash(*kernel, backend);
       }
@@ -90,10 +103,10 @@ report::FingerprintArm current_arm(const report::FingerprintArm& recorded, const
              found != recorded.config.end() && found->second &&
              !recorded.config.contains("build") && !recorded.config.contains("python")) {
     // (Another process's arm: without the experiment file its worker is not known now.)
-    variant = *found->second;
+    run_here = ab::KernelArm{.variant = *found->second, .split = {}};
   }
   // A command arm's code is its command line: without the experiment file it is not known now.
-  if (variant) arm.code_hash = current_code_hash(*variant, backend);
+  if (run_here) arm.code_hash = current_code_hash(*run_here, backend, recorded.code_hash);
   return arm;
 }
 

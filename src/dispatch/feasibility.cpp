@@ -239,7 +239,8 @@ nlohmann::ordered_json variant_table_json(const std::vector<PlacedVariant>& tabl
          {"reason", reason_text(placement.verdict)},
          {"unchecked", placement.verdict.unchecked},
          {"measured", placement.measured},
-         {"code_hash", variant->code_hash}});
+         {"code_hash", variant->code_hash},
+         {"code_hash_with_names", variant->code_hash_with_names}});
   }
   return list;
 }

@@ -124,7 +124,8 @@ std::string reason_text(const Feasibility& verdict);
 
 // The table as `mlalab configs --json` writes it and mlalab.configs() returns it: one object
 // per variant (name, shape, family, shared memory, registers, spills, occupancy of both
-// builds, the verdict, the rules left unchecked, whether measured, the code hash).
+// builds, the verdict, the rules left unchecked, whether measured, the code hash in both
+// forms, kernels::VariantCodeHashes).
 nlohmann::ordered_json variant_table_json(const std::vector<PlacedVariant>& table);
 
 }  // namespace mlalab::dispatch

@@ -365,11 +365,15 @@ std::string cuda_words(const std::string& version) {
 enum class CodeHere { kSame, kChanged, kNotCompiled };
 
 // A tuned candidate's code here. `here` lists the candidates by name; one it lacks or has no
-// hash for (identity_here's mark of a variant not compiled) is not compiled.
+// hash for (identity_here's mark of a variant not compiled) is not compiled. The table's hash
+// may be in either form (kernels::VariantCodeHashes).
 CodeHere code_here(const CandidateCode& tuned, const TableIdentity& here) {
   const auto found = std::ranges::find(here.candidates, tuned.variant, &CandidateCode::variant);
   if (found == here.candidates.end() || found->code_hash.empty()) return CodeHere::kNotCompiled;
-  return found->code_hash == tuned.code_hash ? CodeHere::kSame : CodeHere::kChanged;
+  const bool same = tuned.code_hash == found->code_hash ||
+                    (!found->code_hash_with_names.empty() &&
+                     tuned.code_hash == found->code_hash_with_names);
+  return same ? CodeHere::kSame : CodeHere::kChanged;
 }
 
 // The table's candidates' names, for identity_here.
@@ -469,7 +473,9 @@ TableIdentity identity_here(Layout layout, int num_heads, int page_size,
   for (const std::string& name : candidate_variants) {
     const kernels::Variant* variant = kernels::find_variant(name);
     identity.candidates.push_back(
-        {.variant = name, .code_hash = variant != nullptr ? variant->code_hash : std::string()});
+        {.variant = name,
+         .code_hash = variant != nullptr ? variant->code_hash : std::string(),
+         .code_hash_with_names = variant != nullptr ? variant->code_hash_with_names : ""});
   }
   return identity;
 }

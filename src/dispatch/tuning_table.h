@@ -72,6 +72,10 @@ inline constexpr std::string_view kLengthsForms =
 struct CandidateCode {
   std::string variant;    // registry name, e.g. h16_t16_w4_s2
   std::string code_hash;  // kernels::Variant::code_hash when tuned
+  // This build's kernels::Variant::code_hash_with_names, filled by identity_here only (tables
+  // do not write it): a table tuned before code hashes left kernel names out recorded that
+  // form, and still matches it.
+  std::string code_hash_with_names{};
   bool operator==(const CandidateCode&) const = default;
 };
 

@@ -12,17 +12,19 @@
 
 namespace mlalab::kernels {
 
-// Generated at build time from the compiled objects (cmake/hash_variant_code.cmake).
-std::string_view variant_code_hash(std::string_view name);
+// Generated at build time from the compiled objects (cmake/hash_variant_code.py).
+VariantCodeHashes variant_code_hashes(std::string_view name);
 
 namespace {
 
 Variant make_variant(const VariantShape& shape, VariantHandles handles) {
   const std::string name = variant_name(shape);
+  const VariantCodeHashes hashes = variant_code_hashes(name);
   return Variant{.name = name,
                  .shape = shape,
                  .handles = handles,
-                 .code_hash = std::string(variant_code_hash(name))};
+                 .code_hash = std::string(hashes.code_hash),
+                 .code_hash_with_names = std::string(hashes.with_names)};
 }
 
 #define MLALAB_PORTABLE_VARIANT(kBlockH, kBlockT, kWarps, kStages)                           \

@@ -16,11 +16,22 @@
 
 namespace mlalab::kernels {
 
+// A variant's machine code, hashed at build time (cmake/hash_variant_code.py): the SHA-256 of
+// its SASS and kernel attributes and the combine kernel's, as `code_hash`, which leaves the
+// kernels' names out (a rename with the same machine code keeps it), and `with_names`, the
+// form every code hash recorded before 2026-12-06 has, which also covers their mangled names.
+// Records in that form still match while the names are unchanged.
+struct VariantCodeHashes {
+  std::string_view code_hash;
+  std::string_view with_names;
+};
+
 struct Variant {
   std::string name;  // encodes the shape: h16_t16_w4_s2, wgmma_h64_t64_w8_s2
   VariantShape shape;
   VariantHandles handles;
-  std::string code_hash;  // SHA-256 of the variant's SASS and the combine kernel's
+  std::string code_hash;             // VariantCodeHashes::code_hash: what records hold now
+  std::string code_hash_with_names;  // VariantCodeHashes::with_names: older records' form
 };
 
 // Every variant this build compiled (a build may select a subset: MLALAB_VARIANTS).

@@ -1,5 +1,5 @@
 // Command arms: running a shell command (environment, output, timeout, stop signal) and
-// reading its metric.
+// reading its metric. Kernel arms' code hashes on the GPU, which need no GPU.
 #include "ab/arms.h"
 
 #include <gtest/gtest.h>
@@ -8,7 +8,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <thread>
+
+#include "ab/sha256.h"
+#include "dispatch/tuning_table.h"
+#include "kernels/registry.h"
 
 namespace mlalab::ab {
 namespace {
@@ -147,6 +152,46 @@ TEST(PrepareCommandArm, ATimeoutBeforeTheDeadlineIsAFailure) {
   EXPECT_FALSE(measurement.value);
   EXPECT_NE(measurement.failure.find("timed out after 0.2 s"), std::string::npos)
       << measurement.failure;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kernel arms' code hashes (cuda_code_hash)
+
+TEST(CudaCodeHash, AVariantArmHasItsVariantsHashInEitherForm) {
+  const kernels::Variant& variant = kernels::compiled_variants().front();
+  const KernelArm arm{.variant = variant.name, .split = {}};
+  EXPECT_EQ(cuda_code_hash(arm), variant.code_hash);
+  EXPECT_EQ(cuda_code_hash(arm, CodeHashForm::kWithNames), variant.code_hash_with_names);
+  EXPECT_EQ(cuda_code_hash(KernelArm{.variant = "h8_t8_w1_s1", .split = {}}), "");
+}
+
+// A tuned arm's hash is that of "name=hash" lines of its table's candidates, with this build's
+// hashes (the table's own may be older): so a rebuild with other code changes it.
+TEST(CudaCodeHash, ATunedArmHashesItsTablesCandidatesCodeHere) {
+  ASSERT_GE(kernels::compiled_variants().size(), 2u);
+  const kernels::Variant& first = kernels::compiled_variants()[0];
+  const kernels::Variant& second = kernels::compiled_variants()[1];
+  dispatch::TuningTable table;
+  table.identity = {.gpu = "NVIDIA H200", .sm_count = 132, .compute_capability = 90,
+                    .cuda_driver = "13.0", .cuda_runtime = "13.0", .layout = Layout::kV3,
+                    .num_heads = 16, .page_size = 64,
+                    .candidates = {{.variant = first.name, .code_hash = "recorded"},
+                                   {.variant = second.name, .code_hash = "recorded"},
+                                   {.variant = "h8_t8_w1_s1", .code_hash = "recorded"}}};
+  table.batch_buckets = dispatch::default_batch_buckets();
+  table.context_buckets = dispatch::default_context_buckets();
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "mlalab_CudaCodeHash_tuned_arm.json";
+  dispatch::write_table(table, path.string());
+  const KernelArm tuned{.variant = "", .split = {}, .table = path.string()};
+  EXPECT_EQ(cuda_code_hash(tuned),
+            sha256_hex(first.name + "=" + first.code_hash + "\n" + second.name + "=" +
+                       second.code_hash + "\nh8_t8_w1_s1=\n"));
+  EXPECT_EQ(cuda_code_hash(tuned, CodeHashForm::kWithNames),
+            sha256_hex(first.name + "=" + first.code_hash_with_names + "\n" + second.name +
+                       "=" + second.code_hash_with_names + "\nh8_t8_w1_s1=\n"));
+  std::filesystem::remove(path);
+  EXPECT_THROW(cuda_code_hash(tuned), dispatch::TableError);
 }
 
 }  // namespace

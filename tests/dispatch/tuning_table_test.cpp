@@ -640,6 +640,19 @@ TEST(IdentityMismatch, ACandidateWhoseCodeChanged) {
             "changed kernel code); re-tune");
 }
 
+// A table tuned before code hashes left the kernels' names out recorded the hash with names
+// (kernels::VariantCodeHashes): it matches while that form is this build's, and only then.
+TEST(IdentityMismatch, ATableRecordingTheHashWithNamesMatchesThatFormOnly) {
+  TableIdentity older = h200_identity();
+  older.candidates[0].code_hash = "a1b2c3";
+  TableIdentity here = h200_identity();
+  here.candidates[0].code_hash_with_names = "a1b2c3";
+  EXPECT_EQ(identity_mismatch(older, here), std::nullopt);
+  EXPECT_EQ(check_candidate_code(older, here), CandidateCodeCheck{});
+  here.candidates[0].code_hash_with_names = "a1b2c4";  // renamed, or other code
+  EXPECT_EQ(check_candidate_code(older, here), CandidateCodeCheck{.changed = {kSmallTiles}});
+}
+
 TEST(IdentityMismatch, OnlyTheTablesCandidatesMatterInAnyOrder) {
   TableIdentity here = h200_identity();
   std::swap(here.candidates.front(), here.candidates.back());
@@ -683,8 +696,10 @@ TEST(IdentityHere, DescribesThisProcessAndTheProblem) {
   EXPECT_EQ(here.num_heads, 64);
   EXPECT_EQ(here.page_size, 32);
   ASSERT_EQ(here.candidates.size(), 2u);
-  EXPECT_EQ(here.candidates[0], (CandidateCode{compiled.name, compiled.code_hash}));
+  EXPECT_EQ(here.candidates[0], (CandidateCode{compiled.name, compiled.code_hash,
+                                               compiled.code_hash_with_names}));
   EXPECT_FALSE(here.candidates[0].code_hash.empty());
+  EXPECT_NE(here.candidates[0].code_hash, here.candidates[0].code_hash_with_names);
   EXPECT_EQ(here.candidates[1], (CandidateCode{not_compiled, ""}));
 }
 
