@@ -99,7 +99,9 @@ void print_code_check(const dispatch::TuningTable& table) {
                        names.size() - kShown);
   };
   if (check.changed.empty() && check.not_compiled.empty()) {
-    fmt::print("this build: the machine code of all {} candidates is the table's\n", candidates);
+    fmt::print("this build: the machine code of {} is the table's\n",
+               candidates == 1 ? std::string("its one candidate")
+                               : fmt::format("all {} candidates", candidates));
     return;
   }
   std::vector<std::string> parts;
