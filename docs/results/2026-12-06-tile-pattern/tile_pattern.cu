@@ -35,6 +35,7 @@
 #include <random>
 #include <vector>
 
+#include "bench/cuda_raii.h"
 #include "core/median.h"
 #include "kernels/portable/primitives.cuh"
 #include "kernels/wgmma/primitives.cuh"
@@ -42,14 +43,6 @@
 namespace wg = mlalab::kernels::wgmma;
 using mlalab::kernels::portable::smem_address;
 
-#define CHECK(call)                                                                        \
-  do {                                                                                     \
-    const cudaError_t status = (call);                                                     \
-    if (status != cudaSuccess) {                                                           \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(status)); \
-      std::exit(1);                                                                        \
-    }                                                                                      \
-  } while (0)
 
 constexpr int kRows = 64;             // tokens per page and tile
 constexpr int kSpans = 9;             // V3: 576 columns
@@ -79,13 +72,6 @@ struct Maps {
   CUtensorMap rows;      // [64, 9 spans, all rows], box [64, 9, 64]
 };
 
-__device__ __forceinline__ void bulk_load(std::uint32_t destination, const void* source,
-                                          int bytes, std::uint32_t barrier) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
-      ::"r"(destination), "l"(source), "r"(bytes), "r"(barrier)
-      : "memory");
-}
 __device__ __forceinline__ void tma_load_3d(std::uint32_t destination, const void* map, int c0,
                                             int c1, int c2, std::uint32_t barrier) {
   asm volatile(
@@ -132,8 +118,12 @@ __global__ void land_tiles(const __grid_constant__ Maps maps, const char* cache,
       wg::mbarrier_arrive(barrier);
       switch (pattern) {
         case Pattern::kBulk:
-          bulk_load(tile, cache + static_cast<std::size_t>(page) * kTileBytes, kTileBytes,
-                    barrier);
+          asm volatile(
+              "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+              " [%0], [%1], %2, [%3];\n" ::"r"(tile),
+              "l"(cache + static_cast<std::size_t>(page) * kTileBytes), "r"(kTileBytes),
+              "r"(barrier)
+              : "memory");
           break;
         case Pattern::kSpans:
           wg::tma_load_4d(tile, &maps.spans4, 0, 0, 0, page, barrier);
@@ -170,7 +160,7 @@ __global__ void land_tiles(const __grid_constant__ Maps maps, const char* cache,
 PFN_cuTensorMapEncodeTiled_v12000 encoder() {
   void* found = nullptr;
   cudaDriverEntryPointQueryResult query{};
-  CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &found, 12000,
+  MLALAB_CUDA_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &found, 12000,
                                          cudaEnableDefault, &query));
   if (query != cudaDriverEntryPointSuccess) {
     std::fprintf(stderr, "no cuTensorMapEncodeTiled\n");
@@ -225,24 +215,24 @@ Maps make_maps(void* cache, int num_pages) {
 
 int main() {
   cudaDeviceProp props{};
-  CHECK(cudaGetDeviceProperties(&props, 0));
+  MLALAB_CUDA_TRY(cudaGetDeviceProperties(&props, 0));
   int sm_clock_khz = 0;
-  CHECK(cudaDeviceGetAttribute(&sm_clock_khz, cudaDevAttrClockRate, 0));
+  MLALAB_CUDA_TRY(cudaDeviceGetAttribute(&sm_clock_khz, cudaDevAttrClockRate, 0));
   const int num_pages = 28 * 1024;  // 2.06 GB: far beyond the L2
   char* cache = nullptr;
-  CHECK(cudaMalloc(&cache, static_cast<std::size_t>(num_pages) * kTileBytes));
-  CHECK(cudaMemset(cache, 0x5a, static_cast<std::size_t>(num_pages) * kTileBytes));
+  MLALAB_CUDA_TRY(cudaMalloc(&cache, static_cast<std::size_t>(num_pages) * kTileBytes));
+  MLALAB_CUDA_TRY(cudaMemset(cache, 0x5a, static_cast<std::size_t>(num_pages) * kTileBytes));
   std::vector<int> order(num_pages);
   std::iota(order.begin(), order.end(), 0);
   std::shuffle(order.begin(), order.end(), std::mt19937(7));
   int* pages = nullptr;
-  CHECK(cudaMalloc(&pages, num_pages * sizeof(int)));
-  CHECK(cudaMemcpy(pages, order.data(), num_pages * sizeof(int), cudaMemcpyHostToDevice));
+  MLALAB_CUDA_TRY(cudaMalloc(&pages, num_pages * sizeof(int)));
+  MLALAB_CUDA_TRY(cudaMemcpy(pages, order.data(), num_pages * sizeof(int), cudaMemcpyHostToDevice));
   const Maps maps = make_maps(cache, num_pages);
 
   // Every stage count with the same shared memory: one CTA per SM.
   const int smem = kMaxStages * kTileBytes;
-  CHECK(cudaFuncSetAttribute(land_tiles, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  MLALAB_CUDA_TRY(cudaFuncSetAttribute(land_tiles, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   const int tiles_per_cta = 200;
   std::printf("%s, %d SMs, SM clock up to %d MHz, L2 %d MiB; pages of %d B in a random "
               "order, %d per CTA\n\n",
@@ -251,8 +241,8 @@ int main() {
   std::printf("%-10s %5s %7s %6s %9s %12s\n", "pattern", "ctas", "stages", "hold", "ms",
               "landed TB/s");
   cudaEvent_t start, stop;
-  CHECK(cudaEventCreate(&start));
-  CHECK(cudaEventCreate(&stop));
+  MLALAB_CUDA_TRY(cudaEventCreate(&start));
+  MLALAB_CUDA_TRY(cudaEventCreate(&stop));
   const Pattern patterns[] = {Pattern::kBulk, Pattern::kSpans, Pattern::kRowGroups,
                               Pattern::kRowPieces, Pattern::kRows};
   for (const int ctas : {props.multiProcessorCount, 128}) {
@@ -261,14 +251,14 @@ int main() {
         for (const Pattern pattern : patterns) {
           std::vector<double> samples;
           for (int run = 0; run < 11; ++run) {
-            CHECK(cudaEventRecord(start));
+            MLALAB_CUDA_TRY(cudaEventRecord(start));
             land_tiles<<<ctas, 64, smem>>>(maps, cache, pages, num_pages, tiles_per_cta, stages,
                                            hold, pattern);
-            CHECK(cudaGetLastError());
-            CHECK(cudaEventRecord(stop));
-            CHECK(cudaEventSynchronize(stop));
+            MLALAB_CUDA_TRY(cudaGetLastError());
+            MLALAB_CUDA_TRY(cudaEventRecord(stop));
+            MLALAB_CUDA_TRY(cudaEventSynchronize(stop));
             float ms = 0;
-            CHECK(cudaEventElapsedTime(&ms, start, stop));
+            MLALAB_CUDA_TRY(cudaEventElapsedTime(&ms, start, stop));
             if (run >= 2) samples.push_back(ms);
           }
           const double ms = mlalab::median(std::move(samples));
@@ -280,7 +270,7 @@ int main() {
       }
     }
   }
-  CHECK(cudaFree(pages));
-  CHECK(cudaFree(cache));
+  MLALAB_CUDA_TRY(cudaFree(pages));
+  MLALAB_CUDA_TRY(cudaFree(cache));
   return 0;
 }
