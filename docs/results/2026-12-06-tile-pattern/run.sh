@@ -1,5 +1,5 @@
 #!/bin/bash
-# The device call: carry ["build-d/tile_pattern", "build-d/land59.txz"] (the binary built from
+# The device call (an H100 or an H200): carry ["build-d/tile_pattern", "build-d/land59.txz"] (the binary built from
 # tile_pattern.cu as its header says, with -Xcompiler -static-libstdc++,-static-libgcc; and a
 # full build, for the kernels' own figures in the same run). Writes $OUT/{info,pattern}.log
 # and $OUT/bench_*.log.
