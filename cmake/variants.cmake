@@ -3,7 +3,7 @@
 # The portable family is the product of the four knob axes below, minus one excluded corner.
 # The wgmma family (Hopper only: built when MLALAB_CUDA_ARCHS has 90a) has 64 heads per CTA
 # and 8 warps (two warpgroups), its knobs block_t and stages, and a swapped kernel for up to
-# 16 heads (one warpgroup, 64-token tiles), its knob stages.
+# 16 heads (one warpgroup, 64-token tiles), its knobs stages and whole tiles.
 # From this list the build generates (a) one tiny instantiation unit per variant, so variants
 # compile in parallel and a build can select a subset, and (b) variant_table.inc, the runtime
 # table that the CLI, the tuner and the tests iterate (src/kernels/registry.cpp).
@@ -24,8 +24,11 @@ set(MLALAB_WGMMA_BLOCK_T_AXIS 32 64)
 # At least two stages: a step refills the stage its predecessor read while it computes.
 set(MLALAB_WGMMA_STAGES_AXIS 2 3 4)
 # The swapped kernel (16 heads, 64-token tiles, one MMA warpgroup; src/kernels/wgmma/
-# swapped.cuh): its only knob is stages. Three 72 KB V3 tiles do not fit beside q; V4's do.
+# swapped.cuh): its knobs are stages (three 72 KB V3 tiles do not fit beside q; V4's do) and
+# whether its MMA warps take each tile whole or in the two pieces it lands in (VariantShape::
+# whole_tiles; the name's suffix _whole).
 set(MLALAB_WGMMA_SWAPPED_STAGES_AXIS 2 3)
+set(MLALAB_WGMMA_SWAPPED_WHOLE_TILES_AXIS false true)
 
 set(MLALAB_VARIANTS ".*" CACHE STRING "Regex selecting which kernel variants to compile")
 
@@ -77,9 +80,15 @@ function(mlalab_generate_variants out_sources)
       endforeach()
     endforeach()
     foreach(stages IN LISTS MLALAB_WGMMA_SWAPPED_STAGES_AXIS)
-      mlalab_add_variant("wgmma_h16_t64_w4_s${stages}" "kernels/wgmma/swapped.cuh"
-                         "MLALAB_INSTANTIATE_WGMMA_SWAPPED(${stages})"
-                         "MLALAB_WGMMA_SWAPPED_VARIANT(${stages})")
+      foreach(whole_tiles IN LISTS MLALAB_WGMMA_SWAPPED_WHOLE_TILES_AXIS)
+        set(suffix "")
+        if(whole_tiles)
+          set(suffix "_whole")
+        endif()
+        mlalab_add_variant("wgmma_h16_t64_w4_s${stages}${suffix}" "kernels/wgmma/swapped.cuh"
+                           "MLALAB_INSTANTIATE_WGMMA_SWAPPED(${stages}, ${whole_tiles})"
+                           "MLALAB_WGMMA_SWAPPED_VARIANT(${stages}, ${whole_tiles})")
+      endforeach()
     endforeach()
   endif()
   if(NOT sources)

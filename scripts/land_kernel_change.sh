@@ -24,11 +24,11 @@ case "$stage" in
   checks)
     # The variants of every family and the cases that reach its edges (odd heads, page 1, empty
     # and one-long-among-short batches).
-    variants='^(h16_t16_w4_s2|wgmma_h64_t(64_w8_s2|32_w8_s4)|wgmma_h16_t64_w4_s(2|3))$'
+    variants='^(h16_t16_w4_s2|wgmma_h64_t(64_w8_s2|32_w8_s4)|wgmma_h16_t64_w4_s(2|3)(_whole)?)$'
     cases='^(b3_h64_p64|b3_h16_p128|b3_h17_p16|one_long_among_short_b9_h128_p64|'
     cases+='b1_h128_4097_p1|mixed_b97_h17_p1|all_empty_b4_h16_p64)$'
     export MLALAB_SANITIZE_VARIANTS=$variants MLALAB_SANITIZE_CASES=$cases
-    export MLALAB_SYNCCHECK_VARIANTS='^wgmma_h16_t64_w4_s2$'
+    export MLALAB_SYNCCHECK_VARIANTS='^wgmma_h16_t64_w4_s2(_whole)?$'
     export MLALAB_RACECHECK_VARIANTS='^h16_t16_w4_s2$'
     exec bash scripts/gpu_session.sh "build-$name" "/tmp/mlalab-session/$name-checks" info tests \
       sanitize
@@ -36,6 +36,7 @@ case "$stage" in
   tune)
     export MLALAB_PEERS_JSON=docs/results/2026-12-04-h200-v38/peers/peers.json
     targets=h16_t16_w4_s2,wgmma_h64_t32_w8_s4,wgmma_h64_t64_w8_s2,wgmma_h16_t64_w4_s2
+    targets+=,wgmma_h16_t64_w4_s2_whole
     export MLALAB_TARGETS_VARIANTS=$targets
     exec bash scripts/gpu_session.sh "build-$name" "/tmp/mlalab-session/$name-tune" info tune \
       targets

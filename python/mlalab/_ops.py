@@ -120,6 +120,7 @@ class VariantConfig:
     block_t: int                       # KV tokens per pipeline step
     warps: int
     stages: int                        # pipeline depth
+    whole_tiles: bool                  # swapped kernel: each KV tile taken whole, not in pieces
     smem_bytes: int                    # dynamic shared memory per CTA (the plan)
     static_smem_bytes: Optional[int]   # of the compiled kernel; None without a GPU
     regs: Optional[int]                # per thread; None without a GPU

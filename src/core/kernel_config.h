@@ -41,13 +41,18 @@ constexpr int kMaxBalancedWorkers = 1024;
 enum class KernelFamily { kPortable, kWgmma };
 
 // The compile-time shape of one variant; its name encodes it: h16_t16_w4_s2 (portable),
-// wgmma_h64_t64_w8_s2 (wgmma family).
+// wgmma_h64_t64_w8_s2 (wgmma family), wgmma_h16_t64_w4_s2_whole (whole_tiles).
 struct VariantShape {
   KernelFamily family = KernelFamily::kPortable;
   int block_h = 0;  // query heads per CTA (rows of the MMA tiles)
   int block_t = 0;  // KV tokens per pipeline step
   int warps = 0;
   int stages = 0;   // cp.async pipeline depth, in KV tiles
+  // The wgmma swapped kernel only: its MMA warps wait for a KV tile whole and free it whole,
+  // instead of starting on the first of the two pieces it lands in and freeing each after
+  // its own P·V. Pieces win where the memory system has slack; where it is saturated a CTA
+  // that asks sooner can lose (docs/perf-notes.md, version 59), so the tuner races both.
+  bool whole_tiles = false;
   bool operator==(const VariantShape&) const = default;
 };
 

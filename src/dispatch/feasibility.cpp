@@ -227,6 +227,7 @@ nlohmann::ordered_json variant_table_json(const std::vector<PlacedVariant>& tabl
          {"block_t", shape.block_t},
          {"warps", shape.warps},
          {"stages", shape.stages},
+         {"whole_tiles", shape.whole_tiles},
          {"smem_bytes", usage.smem_bytes},
          {"static_smem_bytes",
           placement.measured ? nlohmann::ordered_json(usage.static_smem_bytes) : nullptr},

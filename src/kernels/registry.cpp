@@ -41,13 +41,14 @@ Variant make_variant(const VariantShape& shape, VariantHandles handles) {
                             .warps = wgmma::kWarps,                                          \
                             .stages = kStages},                                              \
                wgmma::variant_handles<kBlockT, kStages>()),
-#define MLALAB_WGMMA_SWAPPED_VARIANT(kStages)                                                \
+#define MLALAB_WGMMA_SWAPPED_VARIANT(kStages, kWholeTiles)                                   \
   make_variant(VariantShape{.family = KernelFamily::kWgmma,                                  \
                             .block_h = wgmma::kSwappedBlockH,                                \
                             .block_t = wgmma::kSwappedBlockT,                                \
                             .warps = wgmma::kSwappedWarps,                                   \
-                            .stages = kStages},                                              \
-               wgmma::swapped_variant_handles<kStages>()),
+                            .stages = kStages,                                               \
+                            .whole_tiles = kWholeTiles},                                     \
+               wgmma::swapped_variant_handles<kStages, kWholeTiles>()),
 
 const std::vector<Variant>& table() {
   static const std::vector<Variant> variants = {

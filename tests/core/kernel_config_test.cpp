@@ -53,6 +53,15 @@ TEST(VariantName, RoundTrips) {
   EXPECT_NE(parse_variant_name("h64_t64_w8_s2"), wgmma);
   EXPECT_FALSE(parse_variant_name("wgmma_"));
   EXPECT_FALSE(parse_variant_name("mma_h64_t64_w8_s2"));
+
+  const VariantShape whole{.family = KernelFamily::kWgmma, .block_h = 16, .block_t = 64,
+                           .warps = 4, .stages = 2, .whole_tiles = true};
+  EXPECT_EQ(variant_name(whole), "wgmma_h16_t64_w4_s2_whole");
+  EXPECT_EQ(parse_variant_name("wgmma_h16_t64_w4_s2_whole"), whole);
+  EXPECT_NE(parse_variant_name("wgmma_h16_t64_w4_s2"), whole);
+  EXPECT_FALSE(parse_variant_name("wgmma_h16_t64_w4_whole"));
+  EXPECT_FALSE(parse_variant_name("wgmma_h16_t64_w4_s2_whole_"));
+  EXPECT_FALSE(parse_variant_name("wgmma_h16_t64_w4_s2_wh"));
 }
 
 }  // namespace

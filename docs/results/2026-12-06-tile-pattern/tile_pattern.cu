@@ -17,7 +17,10 @@
 //   rowpieces: the same view in the kernels' two pieces, boxes of spans 0-3 and 4-8: each
 //              row group's first 512 bytes of 8 rows, then its last 640;
 //   rows:      one box over [64 columns, 9 spans, rows]: the page read front to back (its
-//              layout in shared memory is not one wgmma reads; the order's ceiling).
+//              layout in shared memory is not one wgmma reads; the order's ceiling);
+//   spans-nopr, rows-nosw: spans without L2 promotion, rows without swizzle (every other
+//              tensor map here has the kernels' settings: 128-byte swizzle, 256-byte L2
+//              promotion), added after the first H200 run to tell the two apart.
 // The figure is bytes landed per second over the GPU, the median of 9 launches.
 //
 // Build and run (sm_90a; from the repository root):
@@ -51,7 +54,7 @@ constexpr int kRowBytes = kSpans * kSpanBytes;  // 1,152
 constexpr int kTileBytes = kRows * kRowBytes;   // 73,728
 constexpr int kMaxStages = 3;
 
-enum class Pattern { kBulk, kSpans, kRowGroups, kRowPieces, kRows };
+enum class Pattern { kBulk, kSpans, kRowGroups, kRowPieces, kRows, kSpansNoPromotion, kRowsNoSwizzle };
 const char* name_of(Pattern p) {
   switch (p) {
     case Pattern::kBulk: return "bulk";
@@ -59,6 +62,8 @@ const char* name_of(Pattern p) {
     case Pattern::kRowGroups: return "rowgroups";
     case Pattern::kRowPieces: return "rowpieces";
     case Pattern::kRows: return "rows";
+    case Pattern::kSpansNoPromotion: return "spans-nopr";
+    case Pattern::kRowsNoSwizzle: return "rows-nosw";
   }
   return "?";
 }
@@ -70,6 +75,9 @@ struct Maps {
   CUtensorMap rowfirst;  // the same view, box [64, 8, 4, 8, 1]
   CUtensorMap rowrest;   // and [64, 8, 5, 8, 1]
   CUtensorMap rows;      // [64, 9 spans, all rows], box [64, 9, 64]
+  CUtensorMap spans4_np;  // spans4 without L2 promotion
+  CUtensorMap span1_np;
+  CUtensorMap rows_nosw;  // rows without swizzle
 };
 
 __device__ __forceinline__ void tma_load_3d(std::uint32_t destination, const void* map, int c0,
@@ -140,6 +148,15 @@ __global__ void land_tiles(const __grid_constant__ Maps maps, const char* cache,
         case Pattern::kRows:
           tma_load_3d(tile, &maps.rows, 0, 0, page * kRows, barrier);
           break;
+        case Pattern::kSpansNoPromotion:
+          wg::tma_load_4d(tile, &maps.spans4_np, 0, 0, 0, page, barrier);
+          wg::tma_load_4d(tile + 4 * kRows * kSpanBytes, &maps.spans4_np, 0, 0, 4, page,
+                          barrier);
+          wg::tma_load_4d(tile + 8 * kRows * kSpanBytes, &maps.span1_np, 0, 0, 8, page, barrier);
+          break;
+        case Pattern::kRowsNoSwizzle:
+          tma_load_3d(tile, &maps.rows_nosw, 0, 0, page * kRows, barrier);
+          break;
       }
     }
   } else if (threadIdx.x == 32) {  // the consumer
@@ -170,12 +187,13 @@ PFN_cuTensorMapEncodeTiled_v12000 encoder() {
 }
 
 void encode(CUtensorMap* map, void* base, int rank, const cuuint64_t* dims,
-            const cuuint64_t* strides, const cuuint32_t* box) {
+            const cuuint64_t* strides, const cuuint32_t* box,
+            CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B,
+            CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B) {
   const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
   const CUresult result = encoder()(
       map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, rank, base, dims, strides, box, element_strides,
-      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (result != CUDA_SUCCESS) {
     std::fprintf(stderr, "cuTensorMapEncodeTiled (rank %d) failed: %d\n", rank,
                  static_cast<int>(result));
@@ -193,6 +211,10 @@ Maps make_maps(void* cache, int num_pages) {
     const cuuint32_t box1[4] = {64, kRows, 1, 1};
     encode(&maps.spans4, cache, 4, dims, strides, box4);
     encode(&maps.span1, cache, 4, dims, strides, box1);
+    encode(&maps.spans4_np, cache, 4, dims, strides, box4, CU_TENSOR_MAP_SWIZZLE_128B,
+           CU_TENSOR_MAP_L2_PROMOTION_NONE);
+    encode(&maps.span1_np, cache, 4, dims, strides, box1, CU_TENSOR_MAP_SWIZZLE_128B,
+           CU_TENSOR_MAP_L2_PROMOTION_NONE);
   }
   {
     const cuuint64_t dims[5] = {64, 8, kSpans, kRows / 8, pages};
@@ -209,6 +231,7 @@ Maps make_maps(void* cache, int num_pages) {
     const cuuint64_t strides[2] = {kSpanBytes, kRowBytes};
     const cuuint32_t box[3] = {64, kSpans, kRows};
     encode(&maps.rows, cache, 3, dims, strides, box);
+    encode(&maps.rows_nosw, cache, 3, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_NONE);
   }
   return maps;
 }
@@ -243,8 +266,10 @@ int main() {
   cudaEvent_t start, stop;
   MLALAB_CUDA_TRY(cudaEventCreate(&start));
   MLALAB_CUDA_TRY(cudaEventCreate(&stop));
-  const Pattern patterns[] = {Pattern::kBulk, Pattern::kSpans, Pattern::kRowGroups,
-                              Pattern::kRowPieces, Pattern::kRows};
+  const Pattern patterns[] = {Pattern::kBulk,      Pattern::kSpans,
+                              Pattern::kRowGroups, Pattern::kRowPieces,
+                              Pattern::kRows,      Pattern::kSpansNoPromotion,
+                              Pattern::kRowsNoSwizzle};
   for (const int ctas : {props.multiProcessorCount, 128}) {
     for (const long long hold : {0LL, 2100LL}) {
       for (const int stages : {1, 2, 3}) {

@@ -17,6 +17,12 @@
 // Finally each head's row sum meets across the warps, and O is normalised and written (or the
 // part's partial result).
 //
+// A tile lands in two pieces (tile_copies.cuh). By default Sᵀ starts on the first while the
+// rest lands, and each piece is freed after its own P·V group, so the next tile's copy starts
+// sooner. The _whole variants (kWholeTiles) wait for the whole tile and free it whole: a CTA
+// then asks for its bytes later, which wins where HBM is saturated and CTAs that share a TPC
+// would otherwise fall behind those alone on theirs (docs/perf-notes.md, versions 58-59).
+//
 // In every accumulator (Sᵀ, and each of Oᵀ's 8 tiles) thread `lane` of warp w holds rows
 // 16w + lane / 4 and 16w + lane / 4 + 8 (tokens, or d_v columns) and the 4 columns (heads)
 // 2·(lane % 4) + {0, 1} + {0, 8}: accumulator i is row half i / 2 % 2 and head slot
@@ -34,13 +40,14 @@
 
 namespace mlalab::kernels::wgmma {
 
-template <int kStages>
+template <int kStages, bool kWholeTiles>
 struct SwappedTraits {
   static constexpr VariantShape kShape{.family = KernelFamily::kWgmma,
                                        .block_h = kSwappedBlockH,
                                        .block_t = kSwappedBlockT,
                                        .warps = kSwappedWarps,
-                                       .stages = kStages};
+                                       .stages = kStages,
+                                       .whole_tiles = kWholeTiles};
   static_assert(is_valid_shape(kShape), "variant outside the family's invariants (traits.h)");
   static constexpr int kBlockH = kSwappedBlockH;  // heads: the N of every MMA
   static constexpr int kBlockT = kSwappedBlockT;  // tokens: the M of Sᵀ, the K of Oᵀ
@@ -64,14 +71,14 @@ __device__ __forceinline__ int swapped_head(int slot, int lane) {
   return 8 * (slot / 2) + 2 * (lane % 4) + slot % 2;
 }
 
-template <int kStages, bool kBalanced>
-__global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
+template <int kStages, bool kWholeTiles, bool kBalanced>
+__global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles>::kThreads, 1)
     swapped_decode_kernel(const __grid_constant__ WgmmaArgs kernel_args) {
 #ifdef MLALAB_WGMMA_AVAILABLE
   wait_for_prior_grid();  // a dependent launch (grid_dependency.cuh)
   const DecodeArgs& args = kernel_args.decode;
   timeline_cta_started(args, kStages, /*mma_events=*/true);
-  using T = SwappedTraits<kStages>;
+  using T = SwappedTraits<kStages, kWholeTiles>;
   const DecodeParams& p = args.params;
   // 1,024-byte aligned: every swizzle atom of the tiles starts on a 1,024-byte boundary.
   extern __shared__ __align__(1024) unsigned char smem_base[];
@@ -145,6 +152,10 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
       mma_event(&TimelineTile::landed_wait);
       ring.wait_first_landed(ring_tile);
       mma_event(&TimelineTile::first_landed);
+      if constexpr (kWholeTiles) {
+        ring.wait_rest_landed(ring_tile);
+        mma_event(&TimelineTile::rest_landed);
+      }
       // The stage as a broadcast: ptxas then knows it is warp-uniform, and every descriptor
       // derived from it (the tile's, q's and Pᵀ's, all as offsets from the tile) is computed
       // in uniform registers. From the loop counter directly, they were computed per MMA in
@@ -169,10 +180,11 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
             scores, advance(k_desc, k / kKStepsPerSpan * span_stride_bytes(T::kBlockT) + in_span),
             advance(q_desc, k / kKStepsPerSpan * span_stride_bytes(T::kBlockH) + in_span));
       };
-      // The first piece's k-steps go while the rest still lands (the other kernel's version
-      // 43), then the rest's that both layouts have, then V3's four more. Each run of MMAs is
-      // straight code in its own fence…commit span: a loop or branch inside one (the rest's
-      // wait, V3's test) makes ptxas serialize the MMAs. The first overwrites the accumulators.
+      // In pieces, the first piece's k-steps go while the rest still lands (the other
+      // kernel's version 43), then the rest's that both layouts have, then V3's four more.
+      // Each run of MMAs is straight code in its own fence…commit span: a loop or branch
+      // inside one (the rest's wait, V3's test) makes ptxas serialize the MMAs. The first
+      // overwrites the accumulators.
       constexpr int kFirstKSteps = kFirstPieceSpans * kKStepsPerSpan;
       static_assert(kFirstKSteps < kCommonKSteps);
       fence_operands();
@@ -184,10 +196,12 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
           score_mma.template operator()<true>(k);
         }
       }
-      commit_group();
-      ring.wait_rest_landed(ring_tile);
-      mma_event(&TimelineTile::rest_landed);
-      fence_operands();
+      if constexpr (!kWholeTiles) {
+        commit_group();
+        ring.wait_rest_landed(ring_tile);
+        mma_event(&TimelineTile::rest_landed);
+        fence_operands();
+      }
 #pragma unroll
       for (int k = kFirstKSteps; k < kCommonKSteps; ++k) score_mma.template operator()<true>(k);
       commit_group();
@@ -271,9 +285,9 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
           matrix_descriptor(kv_tile, span_stride_bytes(T::kBlockT), kAtomBytes);
       const std::uint64_t p_desc = matrix_descriptor(
           kv_tile + (kStages - stage) * plan.kv_stage_bytes, 16, kAtomBytes);  // = probs
-      // Oᵀ's tiles over V's first piece (its spans: d_v columns 0-255) as one MMA group, the
-      // rest as another, so the first piece is freed for the next tile's copy while the rest's
-      // MMAs run (the other kernel's version 44).
+      // In pieces, Oᵀ's tiles over V's first piece (its spans: d_v columns 0-255) are one MMA
+      // group and the rest another, so the first piece is freed for the next tile's copy while
+      // the rest's MMAs run (the other kernel's version 44).
       const auto pv_mmas = [&](int first_out_tile, int end_out_tile) {
 #pragma unroll
         for (int kk = 0; kk < T::kPvKSteps; ++kk) {
@@ -288,20 +302,28 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
         commit_group();
       };
       fence_operands();
-      pv_mmas(0, kFirstPieceSpans);
-      pv_mmas(kFirstPieceSpans, T::kOutTiles);
-      // The rope span (V3), in the rest, is read by Sᵀ alone, done by now. Each free is
-      // recorded before its arrival: after it, the copy issuer could see the free first.
-      wait_group<1>();
-      __syncwarp();
-      mma_event(&TimelineTile::first_freed);
-      if (lane == 0) mbarrier_arrive(ring.piece_free(0, stage));
+      if constexpr (kWholeTiles) {
+        pv_mmas(0, T::kOutTiles);
+      } else {
+        pv_mmas(0, kFirstPieceSpans);
+        pv_mmas(kFirstPieceSpans, T::kOutTiles);
+        // The rope span (V3), in the rest, is read by Sᵀ alone, done by now. Each free is
+        // recorded before its arrival: after it, the copy issuer could see the free first.
+        wait_group<1>();
+        __syncwarp();
+        mma_event(&TimelineTile::first_freed);
+        if (lane == 0) mbarrier_arrive(ring.piece_free(0, stage));
+      }
       wait_group<0>();
 #pragma unroll
       for (int tile = 0; tile < T::kOutTiles; ++tile) pin_registers(out_acc[tile]);
       __syncwarp();
+      if constexpr (kWholeTiles) mma_event(&TimelineTile::first_freed);
       mma_event(&TimelineTile::rest_freed);
-      if (lane == 0) mbarrier_arrive(ring.piece_free(1, stage));
+      if (lane == 0) {
+        if constexpr (kWholeTiles) mbarrier_arrive(ring.piece_free(0, stage));
+        mbarrier_arrive(ring.piece_free(1, stage));
+      }
     }
 
     // ---- Epilogue: the warps' row sums meet, normalise and write ----------------------------
@@ -364,30 +386,32 @@ __global__ void __launch_bounds__(SwappedTraits<kStages>::kThreads, 1)
 #endif
 }
 
-template <int kStages>
+template <int kStages, bool kWholeTiles>
 LaunchStatus launch_swapped_variant(const DecodeParams& params, const LaunchPlan& plan,
                                     void* workspace, cudaStream_t stream) {
   if (!device_is_sm90a()) {
     return {.error = cudaErrorNoKernelImageForDevice, .refusal = LaunchRefusal::kCannotRunHere};
   }
-  using T = SwappedTraits<kStages>;
-  return launch_decode<swapped_decode_kernel<kStages, false>, swapped_decode_kernel<kStages, true>,
-                       LaunchOrder::kDependent>(
+  using T = SwappedTraits<kStages, kWholeTiles>;
+  return launch_decode<swapped_decode_kernel<kStages, kWholeTiles, false>,
+                       swapped_decode_kernel<kStages, kWholeTiles, true>, LaunchOrder::kDependent>(
       T::kBlockH, T::kThreads, plan_smem(T::kShape, params.d_qk).total_bytes, params, plan,
       workspace, stream, [&params](const DecodeArgs& args) {
         return with_tile_maps(params, args, T::kBlockH, T::kBlockT);
       });
 }
 
-template <int kStages>
+template <int kStages, bool kWholeTiles>
 VariantHandles swapped_variant_handles() {
-  return {.launch = &launch_swapped_variant<kStages>,
-          .decode_kernel = reinterpret_cast<const void*>(&swapped_decode_kernel<kStages, false>),
-          .balanced_kernel = reinterpret_cast<const void*>(&swapped_decode_kernel<kStages, true>)};
+  return {.launch = &launch_swapped_variant<kStages, kWholeTiles>,
+          .decode_kernel =
+              reinterpret_cast<const void*>(&swapped_decode_kernel<kStages, kWholeTiles, false>),
+          .balanced_kernel =
+              reinterpret_cast<const void*>(&swapped_decode_kernel<kStages, kWholeTiles, true>)};
 }
 
 }  // namespace mlalab::kernels::wgmma
 
-#define MLALAB_INSTANTIATE_WGMMA_SWAPPED(stages) \
-  template mlalab::kernels::VariantHandles       \
-  mlalab::kernels::wgmma::swapped_variant_handles<stages>();
+#define MLALAB_INSTANTIATE_WGMMA_SWAPPED(stages, whole_tiles) \
+  template mlalab::kernels::VariantHandles                    \
+  mlalab::kernels::wgmma::swapped_variant_handles<stages, whole_tiles>();

@@ -130,7 +130,7 @@ constexpr bool is_valid_shape(VariantShape shape) {
     return shape.warps == kSwappedWarps && shape.block_t == kSwappedBlockT;
   }
   return shape.block_h == kBlockH && shape.warps == kWarps &&
-         (shape.block_t == 32 || shape.block_t == 64);
+         (shape.block_t == 32 || shape.block_t == 64) && !shape.whole_tiles;
 }
 
 struct SmemPlan {
