@@ -152,25 +152,6 @@ class CpuBackend final : public KernelBackend {
 
 // ---- CUDA backend ---------------------------------------------------------------------------
 
-}  // namespace
-
-std::string cuda_code_hash(const KernelArm& arm, CodeHashForm form) {
-  const auto hash_of = [form](const kernels::Variant* variant) {
-    if (variant == nullptr) return std::string();
-    return form == CodeHashForm::kWithNames ? variant->code_hash_with_names : variant->code_hash;
-  };
-  if (!arm.table.empty()) {
-    std::string hashes;
-    for (const auto& candidate : dispatch::read_table(arm.table).identity.candidates) {
-      hashes += candidate.variant + "=" + hash_of(kernels::find_variant(candidate.variant)) + "\n";
-    }
-    return sha256_hex(hashes);
-  }
-  return hash_of(kernels::find_variant(arm.variant));
-}
-
-namespace {
-
 class CudaArm final : public PreparedArm {
  public:
   CudaArm(bench::DeviceBuffer<std::byte> workspace, const bench::DeviceProblem& device_problem,
@@ -367,6 +348,21 @@ std::unique_ptr<KernelBackend> make_cpu_backend(const std::atomic<int>* stop_sig
 
 std::unique_ptr<KernelBackend> make_cuda_backend(const bench::DeviceInfo& device) {
   return std::make_unique<CudaBackend>(device);
+}
+
+std::string cuda_code_hash(const KernelArm& arm, CodeHashForm form) {
+  const auto hash_of = [form](const kernels::Variant* variant) {
+    if (variant == nullptr) return std::string();
+    return form == CodeHashForm::kWithNames ? variant->code_hash_with_names : variant->code_hash;
+  };
+  if (!arm.table.empty()) {
+    std::string hashes;
+    for (const auto& candidate : dispatch::read_table(arm.table).identity.candidates) {
+      hashes += candidate.variant + "=" + hash_of(kernels::find_variant(candidate.variant)) + "\n";
+    }
+    return sha256_hex(hashes);
+  }
+  return hash_of(kernels::find_variant(arm.variant));
 }
 
 CommandResult run_shell_command(const std::string& command,

@@ -52,11 +52,9 @@ const ab::Arm* declared_arm(const ab::Experiment& experiment, const report::Fing
 std::string current_code_hash(const ab::KernelArm& kernel, Backend backend,
                               const std::string& recorded) {
   if (backend == Backend::kCpu) return std::string(kernels::cpu_backend_code_hash());
-  if (kernel.table.empty() && kernels::find_variant(kernel.variant) == nullptr) {
-    return "none: not compiled into this build";
-  }
   try {
     const std::string hash = ab::cuda_code_hash(kernel);
+    if (hash.empty()) return "none: not compiled into this build";
     if (hash == recorded) return hash;
     const std::string with_names = ab::cuda_code_hash(kernel, ab::CodeHashForm::kWithNames);
     return with_names == recorded ? with_names : hash;
