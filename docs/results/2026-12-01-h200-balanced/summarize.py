@@ -7,9 +7,11 @@ For each head count and batch: the median µs per call of the split heuristic an
 balanced grid, on lengths drawn uniformly from 1,024 to 8,192 (mixed) and on equal lengths of
 4,608 (equal), and the balanced grid's mixed-length time against equal lengths of the same
 tokens: the draw's token count differs from B * 4,608 (by +10 % at B = 8), so the comparison
-is per token. Medians are of the non-throttled samples (`time_us` in results.json).
+is per token. Medians are of the non-throttled samples (`time_us` in results.json, committed
+as results.json.xz: scripts/compress_results.sh).
 """
 import json
+import lzma
 import re
 import statistics
 import sys
@@ -18,7 +20,9 @@ from pathlib import Path
 
 def medians(run_dir):
     """{(concurrency, arm name): (median µs, tokens)} of one run."""
-    results = json.loads((run_dir / "results.json").read_text())
+    plain = run_dir / "results.json"
+    results = json.loads(plain.read_text() if plain.exists()
+                         else lzma.open(run_dir / "results.json.xz", "rt").read())
     names = [arm["name"] for arm in results["arms"]]
     out = {}
     for index, point in enumerate(results["points"]):
