@@ -134,11 +134,25 @@ cudaError_t query_usage(const kernels::Variant& variant, int d_qk, ResourceUsage
   usage->balanced_spill_bytes = static_cast<int>(balanced_attributes.localSizeBytes);
   if (kernels::wgmma::merges_split_pairs(variant.shape)) {
     int clusters = 0;
-    if (const auto status = kernels::max_split_pair_clusters(variant, d_qk, &clusters);
+    if (const auto status = kernels::max_split_clusters(variant, d_qk, 2, &clusters);
         status != cudaSuccess) {
       return status;
     }
     usage->max_split_pair_clusters = clusters;
+  }
+  if (kernels::wgmma::merges_split_clusters(variant.shape)) {
+    usage->max_split_cluster = 1;
+    for (int ctas = kernels::wgmma::kMaxClusterSplits; ctas >= 2; --ctas) {
+      int clusters = 0;
+      if (const auto status = kernels::max_split_clusters(variant, d_qk, ctas, &clusters);
+          status != cudaSuccess) {
+        return status;
+      }
+      if (clusters > 0) {
+        usage->max_split_cluster = ctas;
+        break;
+      }
+    }
   }
   return cudaSuccess;
 }
@@ -159,7 +173,9 @@ kernels::DeviceSlots Placement::slots(int sm_count) const {
   return {.sm_count = sm_count,
           .ctas_per_sm = std::max(1, ctas_per_sm()),
           .balanced_ctas_per_sm = balanced > 0 ? balanced : std::max(1, ctas_per_sm()),
-          .split_pairs_fit = usage.max_split_pair_clusters.value_or(1) > 0};
+          .split_pairs_fit = usage.max_split_pair_clusters.value_or(1) > 0,
+          .max_split_cluster =
+              usage.max_split_cluster.value_or(kernels::wgmma::kMaxClusterSplits)};
 }
 
 std::optional<GpuLimits> current_gpu_limits() {
@@ -228,6 +244,7 @@ nlohmann::ordered_json variant_table_json(const std::vector<PlacedVariant>& tabl
          {"warps", shape.warps},
          {"stages", shape.stages},
          {"whole_tiles", shape.whole_tiles},
+         {"cluster_merge", shape.cluster_merge},
          {"smem_bytes", usage.smem_bytes},
          {"static_smem_bytes",
           placement.measured ? nlohmann::ordered_json(usage.static_smem_bytes) : nullptr},

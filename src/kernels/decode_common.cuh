@@ -10,8 +10,9 @@
 // computes the parts of its share of the batch's token stream (balanced_partition.h).
 // Head blocks are the fastest index so that the CTAs reading the same KV tokens (H = 128 has
 // two or more head blocks) run side by side and share those tokens through L2. A launch whose
-// split pairs merge (LaunchPlan::split_pairs) orders its CTAs (batch, head block, split) so
-// that each pair is a cluster; its kernel maps them back (wgmma/decode.cuh, pair_block).
+// splits merge in clusters (LaunchPlan::split_clusters) orders its CTAs (batch, head block,
+// split) so that each sequence's splits are one cluster; its kernel maps them back
+// (wgmma/decode.cuh, pair_block; wgmma/swapped.cuh, cluster_block).
 #include <cub/block/block_scan.cuh>
 #include <cuda_runtime.h>
 
@@ -43,7 +44,7 @@ struct DecodeArgs {
   float* partial_out;
   float* partial_lse;
   balanced::SequenceParts* sequence_parts;  // balanced: [batch], for the combine
-  bool split_pairs;  // two splits, each pair a cluster that merges its halves (LaunchPlan)
+  bool split_clusters;  // each sequence's splits a cluster that merges them (LaunchPlan)
 #ifdef MLALAB_TIMELINE
   CtaTimeline* timeline;  // [CTAs], or nullptr: no timeline asked for (kernels/timeline.h)
 #endif
@@ -491,8 +492,9 @@ enum class LaunchOrder { kPlain, kDependent };
 // DecodeArgs into the kernels' parameter (a family may add to them: the wgmma family's
 // tensor map). `part_start_cost`: what starting a part costs a balanced worker, in the
 // variant's steps (balanced_partition.h's start_cost).
+// kMaxClusterSplits: the most splits kSplitKernel merges in one cluster (0: it does not).
 template <auto kSplitKernel, auto kBalancedKernel, LaunchOrder kOrder = LaunchOrder::kPlain,
-          bool kMergesSplitPairs = false, typename KernelArgs = PlainArgs>
+          int kMaxClusterSplits = 0, typename KernelArgs = PlainArgs>
 LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const DecodeParams& params,
                            const LaunchPlan& plan, void* workspace, cudaStream_t stream,
                            KernelArgs kernel_args = {}, int part_start_cost = kPrologueSteps) {
@@ -504,7 +506,7 @@ LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const Decod
                  plan.ctas == head_blocks * plan.workers
            : plan.num_splits >= 1 && plan.num_splits <= kMaxSplits &&
                  plan.ctas == params.batch * head_blocks * plan.num_splits) &&
-      (!plan.split_pairs || (kMergesSplitPairs && plan.num_splits == 2));
+      (!plan.split_clusters || (plan.num_splits >= 2 && plan.num_splits <= kMaxClusterSplits));
   const bool needs_workspace = plan.balanced() || plan.partial_splits() > 1;
   if (validate_shapes(params) || !plan_matches || (plan.timeline && !kTimelineBuild) ||
       ((needs_workspace || plan.timeline) && workspace == nullptr)) {
@@ -531,7 +533,7 @@ LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const Decod
                   .partial_out = nullptr,
                   .partial_lse = nullptr,
                   .sequence_parts = nullptr,
-                  .split_pairs = plan.split_pairs};
+                  .split_clusters = plan.split_clusters};
   if (needs_workspace) {
     const WorkspaceLayout layout =
         workspace_layout(plan.partial_splits(), plan.workers, params.batch, params.num_heads);
@@ -550,10 +552,10 @@ LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const Decod
   cudaLaunchAttribute attributes[2];
   cudaLaunchConfig_t config =
       launch_config(stream, kOrder == LaunchOrder::kDependent, attributes[0]);
-  if (plan.split_pairs) {
+  if (plan.split_clusters) {
     cudaLaunchAttribute& cluster = attributes[config.numAttrs++];
     cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim = {.x = 2, .y = 1, .z = 1};
+    cluster.val.clusterDim = {.x = static_cast<unsigned>(plan.num_splits), .y = 1, .z = 1};
     config.attrs = attributes;
   }
   config.gridDim = dim3(static_cast<unsigned>(plan.ctas));

@@ -17,9 +17,13 @@ struct DeviceSlots {
   int sm_count = 1;
   int ctas_per_sm = 1;
   int balanced_ctas_per_sm = 0;
-  // Whether the GPU can hold a cluster of two of the variant's CTAs (LaunchPlan::split_pairs):
-  // a whole GPU can, a partition of it (MIG, a green context) may not.
+  // Whether the GPU can hold a cluster of two of the variant's CTAs (the 64-head kernel's
+  // split pairs, LaunchPlan::split_clusters): a whole GPU can, a partition of it (MIG, a green
+  // context) may not.
   bool split_pairs_fit = true;
+  // The largest cluster of a _merge variant's CTAs the GPU holds (LaunchPlan::split_clusters;
+  // wgmma::kMaxClusterSplits where not known): a partition of a GPU may hold smaller ones.
+  int max_split_cluster = 8;
 };
 
 struct LaunchPlan {
@@ -31,14 +35,14 @@ struct LaunchPlan {
   std::size_t workspace_bytes = 0;  // partial out + lse when num_splits > 1 or balanced, else 0
                                     // (and the timeline after them, when asked for)
   bool timeline = false;  // record a per-CTA timeline (kernels/timeline.h: with_timeline)
-  // Two splits whose CTAs are launched as clusters of two and merge their halves of each
-  // sequence in shared memory (the wgmma 64-head kernel, decode.cuh): no partial rows, no
-  // combine.
-  bool split_pairs = false;
+  // Each sequence's num_splits CTAs are launched as one cluster and merge their results in
+  // shared memory: no partial rows, no combine. The wgmma 64-head kernel's two-split launches
+  // (decode.cuh, merge_pair) and the _merge swapped variants' of 2-8 splits (swapped.cuh).
+  bool split_clusters = false;
 
   bool balanced() const { return workers > 0; }
-  // The splits whose partial rows the workspace holds: 1 (none) where pairs merge in a cluster.
-  int partial_splits() const { return split_pairs ? 1 : num_splits; }
+  // The splits whose partial rows the workspace holds: 1 (none) where a cluster merges them.
+  int partial_splits() const { return split_clusters ? 1 : num_splits; }
 };
 
 // The problem as the split policies see it: its size, and the variant's head blocks and tile.

@@ -284,6 +284,17 @@ TEST(PlacementSlots, SplitPairsFitUnlessNoClusterOfTwoIsResident) {
   EXPECT_FALSE(placement.slots(132).split_pairs_fit);
 }
 
+// A _merge variant's split launches merge in clusters as large as the GPU holds (plan_launch):
+// all of a portable cluster's 8 where that is not known.
+TEST(PlacementSlots, SplitClustersAsLargeAsTheGpuHolds) {
+  Placement placement{.usage = measured(kH16T16W4S2V3)};
+  EXPECT_EQ(placement.slots(132).max_split_cluster, 8);
+  placement.usage.max_split_cluster = 4;
+  EXPECT_EQ(placement.slots(132).max_split_cluster, 4);
+  placement.usage.max_split_cluster = 1;
+  EXPECT_EQ(placement.slots(132).max_split_cluster, 1);
+}
+
 // judge_here is what bench, the A/B lab and configs ask. Without a GPU it judges the plan: the
 // same verdict as judge on planned_usage, for a compiled shape and for one this build lacks.
 TEST(JudgeHere, WithoutAGpuJudgesThePlanAgainstTheOverride) {

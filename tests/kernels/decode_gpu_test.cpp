@@ -85,10 +85,17 @@ std::vector<CaseSpec> sweep_cases() {
   add("one_token_b1_h1_p1",
       {.batch = 1, .num_heads = 1, .seq_lens = {1}, .page_size = 1, .with_sinks = true},
       every_split);
+  // The _merge variants' clusters of 2-8 splits: uneven spans of d_v per CTA (3, 5), a full
+  // portable cluster (8), splits past short sequences' ends (fewer CTAs with tokens).
+  const std::vector<SplitPolicy> cluster_splits = {fixed(3), fixed(5), fixed(8)};
   add("all_lengths_h16_p64",
       {.batch = all_lengths, .num_heads = 16, .seq_lens = every_length, .page_size = 64,
        .with_sinks = true},
       every_split);
+  add("all_lengths_h16_p64_cluster_splits",
+      {.batch = all_lengths, .num_heads = 16, .seq_lens = every_length, .page_size = 64,
+       .with_sinks = true},
+      cluster_splits);
   add("all_lengths_h17_p1",
       {.batch = all_lengths, .num_heads = 17, .seq_lens = every_length, .page_size = 1},
       every_split);
@@ -118,6 +125,9 @@ std::vector<CaseSpec> sweep_cases() {
   add("b3_h17_p16",
       {.batch = 3, .num_heads = 17, .seq_lens = {15, 16, 17}, .page_size = 16, .with_sinks = true},
       every_split);
+  add("b4_h17_cluster_splits_p64",
+      {.batch = 4, .num_heads = 17, .seq_lens = {4097, 300, 1000, 64}, .page_size = 64},
+      cluster_splits);
   add("mixed_b64_h16_p64",
       {.batch = 64, .num_heads = 16, .seq_lens = bench::mixed_lengths(64, 1000, 11),
        .page_size = 64, .with_sinks = true},

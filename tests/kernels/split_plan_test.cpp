@@ -189,7 +189,7 @@ TEST(PlanLaunch, TwoSplitsOfTheWgmmaKernelMergeInPairsWithoutWorkspace) {
   constexpr VariantShape kSeesaw{
       .family = KernelFamily::kWgmma, .block_h = 64, .block_t = 32, .warps = 8, .stages = 4};
   const LaunchPlan pairs = plan_launch(params, {.shape = kSeesaw, .split = fixed(2)}, 1024, kH200);
-  EXPECT_TRUE(pairs.split_pairs);
+  EXPECT_TRUE(pairs.split_clusters);
   EXPECT_EQ(pairs.num_splits, 2);
   EXPECT_EQ(pairs.partial_splits(), 1);
   EXPECT_EQ(pairs.ctas, 32 * 2 * 2);
@@ -198,14 +198,14 @@ TEST(PlanLaunch, TwoSplitsOfTheWgmmaKernelMergeInPairsWithoutWorkspace) {
   // Other split counts, and the other kernels (the swapped wgmma one, the portable family),
   // write partial rows for the combine.
   const LaunchPlan three = plan_launch(params, {.shape = kSeesaw, .split = fixed(3)}, 1024, kH200);
-  EXPECT_FALSE(three.split_pairs);
+  EXPECT_FALSE(three.split_clusters);
   EXPECT_EQ(three.workspace_bytes, split_workspace_bytes(3, 32, 128, 512));
   constexpr VariantShape kSwapped{
       .family = KernelFamily::kWgmma, .block_h = 16, .block_t = 64, .warps = 4, .stages = 2};
   constexpr VariantShape kPortable{.block_h = 16, .block_t = 16, .warps = 4, .stages = 2};
   for (const VariantShape& shape : {kSwapped, kPortable}) {
     const LaunchPlan plan = plan_launch(params, {.shape = shape, .split = fixed(2)}, 1024, kH200);
-    EXPECT_FALSE(plan.split_pairs) << shape.block_h;
+    EXPECT_FALSE(plan.split_clusters) << shape.block_h;
     EXPECT_EQ(plan.workspace_bytes, split_workspace_bytes(2, 32, 128, 512)) << shape.block_h;
   }
 }
@@ -219,9 +219,46 @@ TEST(PlanLaunch, TwoSplitsWriteRowsForTheCombineWhereNoPairFits) {
       .family = KernelFamily::kWgmma, .block_h = 64, .block_t = 32, .warps = 8, .stages = 4};
   const LaunchPlan plan =
       plan_launch(params, {.shape = kSeesaw, .split = fixed(2)}, 1024, partition);
-  EXPECT_FALSE(plan.split_pairs);
+  EXPECT_FALSE(plan.split_clusters);
   EXPECT_EQ(plan.partial_splits(), 2);
   EXPECT_EQ(plan.workspace_bytes, split_workspace_bytes(2, 32, 128, 512));
+}
+
+TEST(PlanLaunch, TwoToEightSplitsOfAMergeVariantMergeInOneClusterPerSequence) {
+  const DecodeParams params{.batch = 32, .num_heads = 16, .d_qk = 576, .d_v = 512};
+  constexpr VariantShape kMerge{.family = KernelFamily::kWgmma, .block_h = 16, .block_t = 64,
+                                .warps = 4, .stages = 2, .cluster_merge = true};
+  for (int splits = 2; splits <= 8; ++splits) {
+    const LaunchPlan plan =
+        plan_launch(params, {.shape = kMerge, .split = fixed(splits)}, 4096, kH200);
+    EXPECT_TRUE(plan.split_clusters) << splits;
+    EXPECT_EQ(plan.num_splits, splits);
+    EXPECT_EQ(plan.ctas, 32 * splits);
+    EXPECT_EQ(plan.partial_splits(), 1) << splits;
+    EXPECT_EQ(plan.workspace_bytes, 0u) << splits;
+  }
+  // One split needs no merge; more than a portable cluster holds go to the combine, as do
+  // balanced launches, and counts past the largest cluster the GPU (a partition) holds.
+  for (const SplitPolicy& split : {fixed(1), fixed(9), fixed(64)}) {
+    const LaunchPlan plan = plan_launch(params, {.shape = kMerge, .split = split}, 4096, kH200);
+    EXPECT_FALSE(plan.split_clusters) << split.to_string();
+    EXPECT_EQ(plan.workspace_bytes,
+              split_workspace_bytes(plan.num_splits, 32, 16, 512)) << split.to_string();
+  }
+  EXPECT_FALSE(plan_launch(params, {.shape = kMerge, .split = {.kind = SplitPolicy::Kind::kBalanced}},
+                           4096, kH200)
+                   .split_clusters);
+  DeviceSlots partition = kH200;
+  partition.max_split_cluster = 4;
+  EXPECT_TRUE(plan_launch(params, {.shape = kMerge, .split = fixed(4)}, 4096, partition)
+                  .split_clusters);
+  EXPECT_FALSE(plan_launch(params, {.shape = kMerge, .split = fixed(5)}, 4096, partition)
+                   .split_clusters);
+  // The same variant without the knob, and the 64-head kernel beyond two splits, do not.
+  VariantShape plain = kMerge;
+  plain.cluster_merge = false;
+  EXPECT_FALSE(plan_launch(params, {.shape = plain, .split = fixed(4)}, 4096, kH200)
+                   .split_clusters);
 }
 
 constexpr SplitPolicy balanced(int workers = 0) {

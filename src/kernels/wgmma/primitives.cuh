@@ -126,8 +126,8 @@ __device__ __forceinline__ void mbarrier_wait(std::uint32_t barrier, int parity)
   asm volatile(MLALAB_MBARRIER_WAIT_ASM("") ::"r"(barrier), "r"(parity) : "memory");
 }
 
-// The two CTAs of a cluster (sm_90): each reaches the other's shared memory through
-// shared::cluster addresses (mapa), and signals it through the other's mbarriers. The
+// The CTAs of a cluster (sm_90): each reaches the others' shared memory through
+// shared::cluster addresses (mapa), and signals them through their mbarriers. The
 // cluster's barrier orders every CTA's mbarrier initialisation before any remote arrival.
 __device__ __forceinline__ void fence_barrier_init() {
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");

@@ -23,6 +23,10 @@
 // then asks for its bytes later, which wins where HBM is saturated and CTAs that share a TPC
 // would otherwise fall behind those alone on theirs (docs/perf-notes.md, versions 58-59).
 //
+// The _merge variants (kClusterMerge) run a split launch of 2-8 splits as one cluster per
+// sequence whose CTAs merge their results through each other's shared memory (merge_cluster)
+// and write the final rows: no partial rows, no combine kernel (docs/perf-notes.md, version 61).
+//
 // In every accumulator (Sᵀ, and each of Oᵀ's 8 tiles) thread `lane` of warp w holds rows
 // 16w + lane / 4 and 16w + lane / 4 + 8 (tokens, or d_v columns) and the 4 columns (heads)
 // 2·(lane % 4) + {0, 1} + {0, 8}: accumulator i is row half i / 2 % 2 and head slot
@@ -40,14 +44,15 @@
 
 namespace mlalab::kernels::wgmma {
 
-template <int kStages, bool kWholeTiles>
+template <int kStages, bool kWholeTiles, bool kClusterMerge>
 struct SwappedTraits {
   static constexpr VariantShape kShape{.family = KernelFamily::kWgmma,
                                        .block_h = kSwappedBlockH,
                                        .block_t = kSwappedBlockT,
                                        .warps = kSwappedWarps,
                                        .stages = kStages,
-                                       .whole_tiles = kWholeTiles};
+                                       .whole_tiles = kWholeTiles,
+                                       .cluster_merge = kClusterMerge};
   static_assert(is_valid_shape(kShape), "variant outside the family's invariants (traits.h)");
   static constexpr int kBlockH = kSwappedBlockH;  // heads: the N of every MMA
   static constexpr int kBlockT = kSwappedBlockT;  // tokens: the M of Sᵀ, the K of Oᵀ
@@ -63,6 +68,22 @@ struct SwappedTraits {
                 plan_smem(kShape, dims_of(Layout::kV4).d_qk).kv_stage_bytes % kAtomBytes == 0);
   // Pᵀ is one span of the swizzled layout: 64 tokens of 2 bytes per head row.
   static_assert(kBlockT * 2 == kSpanBytes && kBlockH % kCoreRows == 0);
+
+  // A merging cluster's exchange (merge_cluster), where q's tile and the ring were: from each
+  // other CTA, for each span of d_v this CTA finishes, every MMA thread's 8 accumulators of it.
+  static constexpr int kExchangeEntryBytes = 8 * 4;
+  static constexpr int kSpanExchangeBytes = kMmaThreads * kExchangeEntryBytes;
+  static constexpr int spans_per_rank(int ranks) { return (kOutTiles + ranks - 1) / ranks; }
+  static constexpr bool exchange_fits() {
+    const SmemPlan v4 = plan_smem(kShape, dims_of(Layout::kV4).d_qk);
+    for (int ranks = 2; ranks <= kMaxClusterSplits; ++ranks) {
+      if (ranks * spans_per_rank(ranks) * kSpanExchangeBytes > v4.q_bytes + v4.kv_bytes) {
+        return false;
+      }
+    }
+    return true;
+  }
+  static_assert(!kClusterMerge || (exchange_fits() && kMaxClusterSplits <= kOutTiles));
 };
 
 // Head slot (0..3) of accumulator i; the head itself is swapped_head(slot, lane).
@@ -71,14 +92,26 @@ __device__ __forceinline__ int swapped_head(int slot, int lane) {
   return 8 * (slot / 2) + 2 * (lane % 4) + slot % 2;
 }
 
-template <int kStages, bool kWholeTiles, bool kBalanced>
-__global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles>::kThreads, 1)
+// A merging launch orders its CTAs (batch, head block, split), so that a sequence's splits are
+// one cluster: the block of the grid's usual order (batch, split, head block) this CTA
+// computes, as decode.cuh's pair_block does for two splits. Its rank in the cluster is its
+// split.
+__device__ __forceinline__ int cluster_block(const DecodeArgs& args) {
+  const int cluster = blockIdx.x / args.num_splits;
+  const int split = blockIdx.x % args.num_splits;
+  return (cluster / args.head_blocks * args.num_splits + split) * args.head_blocks +
+         cluster % args.head_blocks;
+}
+
+template <int kStages, bool kWholeTiles, bool kBalanced, bool kClusterMerge>
+__global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles, kClusterMerge>::kThreads, 1)
     swapped_decode_kernel(const __grid_constant__ WgmmaArgs kernel_args) {
 #ifdef MLALAB_WGMMA_AVAILABLE
   wait_for_prior_grid();  // a dependent launch (grid_dependency.cuh)
   const DecodeArgs& args = kernel_args.decode;
   timeline_cta_started(args, kStages, /*mma_events=*/true);
-  using T = SwappedTraits<kStages, kWholeTiles>;
+  using T = SwappedTraits<kStages, kWholeTiles, kClusterMerge>;
+  constexpr bool kMerges = kClusterMerge && !kBalanced;  // balanced launches never merge so
   const DecodeParams& p = args.params;
   // 1,024-byte aligned: every swizzle atom of the tiles starts on a 1,024-byte boundary.
   extern __shared__ __align__(1024) unsigned char smem_base[];
@@ -91,12 +124,48 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles>::kThreads,
       reinterpret_cast<float*>(smem_base + plan.q_bytes + plan.kv_bytes + plan.prob_bytes);
   const TileRing<kStages> ring(q_tile, kv_tiles, probs + plan.prob_bytes + plan.row_stat_bytes,
                                plan.q_bytes, plan.kv_stage_bytes);
+  // A merging cluster's statistics (merge_cluster): [rank][head] each CTA's maximum and sum,
+  // and the barriers the others' arrivals complete: their statistics landed, their shares.
+  const int merge_offset = plan.q_bytes + plan.kv_bytes + plan.prob_bytes + plan.row_stat_bytes +
+                           plan.barrier_bytes + plan.cursor_bytes;
+  const std::uint32_t cluster_stats = q_tile + merge_offset;
+  const std::uint32_t stats_landed = cluster_stats + kMaxClusterSplits * T::kBlockH * 8;
+  const std::uint32_t shares_landed = stats_landed + 8;
+  constexpr int kStatSenders = 4;  // lanes 0-3 of warp 0: four heads each
 
   using Parts = CtaParts<T::kBlockH, T::kBlockT, T::kThreads, kBalanced>;
   CtaWork work{};
+  // A merging launch's cluster: this CTA's rank, and how many of its CTAs have tokens (the
+  // first ones; they merge when two or more do).
+  [[maybe_unused]] int rank = 0;
+  [[maybe_unused]] int merge_ranks = 0;
   if constexpr (kBalanced) {
     const PartsCursor first = Parts::start(args, smem_base);
     if (threadIdx.x == 0) ring.cursor(0) = ring.cursor(1) = first;
+  } else if constexpr (kMerges) {
+    if (args.split_clusters) {
+      rank = blockIdx.x % args.num_splits;
+      work = Parts::split_part(args, cluster_block(args));
+      work.part_slot = -1;  // the cluster writes the final rows
+      const int seq_steps = Parts::steps_of(work.token_end);
+      const int steps_per_split = (seq_steps + args.num_splits - 1) / args.num_splits;
+      merge_ranks = steps_per_split > 0 ? (seq_steps + steps_per_split - 1) / steps_per_split : 0;
+    } else {
+      work = Parts::split_part(args);
+    }
+    if (work.steps <= 0) {
+      // A split past its sequence's end; in a cluster, the others merge without it, and
+      // split 0 writes an empty sequence's result. Its arrival is the cluster barrier's own.
+      if (!args.split_clusters || (merge_ranks == 0 && rank == 0)) {
+        write_empty_result<T::kBlockH, T::kThreads>(args, work);
+      }
+      if (merge_ranks >= 2) {
+        cluster_arrive();
+        cluster_wait();
+      }
+      timeline_part_done(args, work);
+      return;
+    }
   } else {
     work = Parts::split_part(args);
     if (work.steps <= 0) {
@@ -108,13 +177,28 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles>::kThreads,
   if (threadIdx.x == 0) {
     timeline_cta_event(args, &CtaTimeline::work_known_clock);
     ring.init_barriers(kSwappedWarps);
+    if constexpr (kMerges) {
+      if (merge_ranks >= 2) {
+        mbarrier_init(stats_landed, kStatSenders * (merge_ranks - 1));
+        mbarrier_init(shares_landed, T::kMmaThreads * (merge_ranks - 1));
+        fence_barrier_init();
+      }
+    }
   }
   __syncthreads();
+  // Every thread of the cluster arrives once; each waits before it first reaches another CTA
+  // (merge_cluster) or before it exits (the copy warpgroup).
+  if constexpr (kMerges) {
+    if (merge_ranks >= 2) cluster_arrive();
+  }
 
   if (threadIdx.x >= T::kMmaThreads) {
     run_copy_warpgroup<T::kBlockH, T::kBlockT, kStages, T::kMmaThreads, Parts, kBalanced>(
         kernel_args, ring, work, ring.cursor(1));
     allow_dependent_launch();
+    if constexpr (kMerges) {
+      if (merge_ranks >= 2) cluster_wait();
+    }
     return;
   }
 
@@ -131,6 +215,108 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles>::kThreads,
   const auto prob_offset = [](int head, int token) {
     return head * kSpanBytes + ((token / kCoreRows) ^ (head % kCoreRows)) * kChunkBytes +
            token % kCoreRows * 2;
+  };
+
+  // ---- A merging cluster (LaunchPlan::split_clusters) -------------------------------------
+  // The cluster's first merge_ranks CTAs, those with tokens, hold Oᵀ, the running maximum and
+  // the row sums (head_stats, summed over the warps) of their parts of one sequence. Each
+  // sends every other its heads' maximum and sum; once it has all of theirs, every CTA is
+  // past its last tile, so their q tiles and rings are free, and it sends each the share of
+  // the spans of d_v that one finishes: Oᵀ weighted by 2^(m − M), M the cluster's maximum.
+  // Rank r finishes spans [8r / k, 8(r + 1) / k) for k = merge_ranks: its own share plus the
+  // others' in out_acc, and the cluster's maximum and sum (at M) in cluster_max / cluster_sum,
+  // which the epilogue normalises and writes as it writes a CTA's own rows.
+  const auto span_owner = [&](int span) { return ((span + 1) * merge_ranks - 1) / T::kOutTiles; };
+  const auto first_span = [&](int owner) { return owner * T::kOutTiles / merge_ranks; };
+  const auto merge_cluster = [&](float (&out_acc)[T::kOutTiles][8],
+                                 const float (&running_max)[T::kHeadSlots],
+                                 float (&cluster_max)[T::kHeadSlots],
+                                 float (&cluster_sum)[T::kHeadSlots]) {
+    cluster_wait();  // every CTA's barriers are initialised
+    float2* stats = reinterpret_cast<float2*>(smem_base + merge_offset);
+    if (warp == 0 && lane < kStatSenders) {
+#pragma unroll
+      for (int slot = 0; slot < T::kHeadSlots; ++slot) {
+        const int head = swapped_head(slot, lane);
+        float sum = 0.0f;
+#pragma unroll
+        for (int w = 0; w < kSwappedWarps; ++w) sum += head_stats[w * T::kBlockH + head];
+        const int entry = rank * T::kBlockH + head;
+        stats[entry] = make_float2(running_max[slot], sum);
+        for (int peer = 0; peer < merge_ranks; ++peer) {
+          if (peer != rank) {
+            store_to_peer(peer_address(cluster_stats + entry * 8, peer), running_max[slot], sum);
+          }
+        }
+      }
+      for (int peer = 0; peer < merge_ranks; ++peer) {
+        if (peer != rank) mbarrier_arrive_on_peer(peer_address(stats_landed, peer));
+      }
+    }
+    sync_mma_warps();  // this CTA's own statistics
+    mbarrier_wait_for_peer(stats_landed, 0);
+    float own_weight[T::kHeadSlots];
+#pragma unroll
+    for (int slot = 0; slot < T::kHeadSlots; ++slot) {
+      const int head = swapped_head(slot, lane);
+      float cluster_m = -INFINITY;
+      for (int r = 0; r < merge_ranks; ++r) cluster_m = fmaxf(cluster_m, stats[r * T::kBlockH + head].x);
+      float cluster_l = 0.0f;
+      for (int r = 0; r < merge_ranks; ++r) {
+        const float2 other = stats[r * T::kBlockH + head];
+        cluster_l += exp2_approx(other.x - cluster_m) * other.y;
+      }
+      cluster_max[slot] = cluster_m;
+      cluster_sum[slot] = cluster_l;
+      own_weight[slot] = exp2_approx(running_max[slot] - cluster_m);
+    }
+
+    // This thread's 8 accumulators of a span, weighted, into (owner == rank) out_acc or the
+    // owner's exchange: entry (sender, span of the owner's, thread).
+    const int spans_per_rank = T::spans_per_rank(merge_ranks);
+    const auto exchange_entry = [&](int sender, int span) {
+      const int owner = span_owner(span);
+      return ((sender * spans_per_rank + span - first_span(owner)) * T::kMmaThreads +
+              static_cast<int>(threadIdx.x)) * T::kExchangeEntryBytes;
+    };
+#pragma unroll
+    for (int tile = 0; tile < T::kOutTiles; ++tile) {
+      float weighted[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) weighted[i] = out_acc[tile][i] * own_weight[head_slot(i)];
+      const int owner = span_owner(tile);
+      if (owner == rank) {
+#pragma unroll
+        for (int i = 0; i < 8; ++i) out_acc[tile][i] = weighted[i];
+      } else {
+        const std::uint32_t entry = peer_address(q_tile + exchange_entry(rank, tile), owner);
+        store_to_peer(entry, weighted[0], weighted[1], weighted[2], weighted[3]);
+        store_to_peer(entry + 16, weighted[4], weighted[5], weighted[6], weighted[7]);
+      }
+    }
+    for (int peer = 0; peer < merge_ranks; ++peer) {
+      if (peer != rank) mbarrier_arrive_on_peer(peer_address(shares_landed, peer));
+    }
+    mbarrier_wait_for_peer(shares_landed, 0);
+#pragma unroll
+    for (int tile = 0; tile < T::kOutTiles; ++tile) {
+      if (span_owner(tile) != rank) continue;
+      for (int sender = 0; sender < merge_ranks; ++sender) {
+        if (sender == rank) continue;
+        const float4* share =
+            reinterpret_cast<const float4*>(smem_base + exchange_entry(sender, tile));
+        const float4 low = share[0];
+        const float4 high = share[1];
+        out_acc[tile][0] += low.x;
+        out_acc[tile][1] += low.y;
+        out_acc[tile][2] += low.z;
+        out_acc[tile][3] += low.w;
+        out_acc[tile][4] += high.x;
+        out_acc[tile][5] += high.y;
+        out_acc[tile][6] += high.z;
+        out_acc[tile][7] += high.w;
+      }
+    }
   };
 
   const auto part = [&] {
@@ -337,6 +523,12 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles>::kThreads,
       if (lane < 4) head_stats[warp * T::kBlockH + swapped_head(slot, lane)] = running_sum[slot];
     }
     sync_mma_warps();
+    // A merging cluster's CTAs finish their spans with the cluster's statistics.
+    [[maybe_unused]] float cluster_max[T::kHeadSlots];
+    [[maybe_unused]] float cluster_sum[T::kHeadSlots];
+    if constexpr (kMerges) {
+      if (merge_ranks >= 2) merge_cluster(out_acc, running_max, cluster_max, cluster_sum);
+    }
     // Lanes lane and lane ^ 4 hold adjacent d_v columns of the same heads: they trade so that
     // each holds one head's two columns (even lane / 4: slot 2·hb, odd: 2·hb + 1), stored as
     // a pair.
@@ -348,12 +540,21 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles>::kThreads,
       float row_sum = 0.0f;
 #pragma unroll
       for (int w = 0; w < kSwappedWarps; ++w) row_sum += head_stats[w * T::kBlockH + head];
-      const float row_max = odd ? running_max[2 * hb + 1] : running_max[2 * hb];
+      float row_max = odd ? running_max[2 * hb + 1] : running_max[2 * hb];
+      if constexpr (kMerges) {
+        if (merge_ranks >= 2) {
+          row_sum = odd ? cluster_sum[2 * hb + 1] : cluster_sum[2 * hb];
+          row_max = odd ? cluster_max[2 * hb + 1] : cluster_max[2 * hb];
+        }
+      }
       const bool stores = work.head0 + head < p.num_heads;
       const ResultRow result(args, work, min(work.head0 + head, p.num_heads - 1), row_max,
                              row_sum);
 #pragma unroll
       for (int tile = 0; tile < T::kOutTiles; ++tile) {
+        if constexpr (kMerges) {
+          if (merge_ranks >= 2 && span_owner(tile) != rank) continue;
+        }
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const float even_head = out_acc[tile][4 * hb + 2 * half];
@@ -365,7 +566,9 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles>::kThreads,
           }
         }
       }
-      if (stores && warp == 0 && lane < 8) result.store_lse();
+      bool stores_lse = stores && warp == 0 && lane < 8;
+      if constexpr (kMerges) stores_lse = stores_lse && rank == 0;
+      if (stores_lse) result.store_lse();
     }
   };
 
@@ -386,32 +589,33 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles>::kThreads,
 #endif
 }
 
-template <int kStages, bool kWholeTiles>
+template <int kStages, bool kWholeTiles, bool kClusterMerge>
 LaunchStatus launch_swapped_variant(const DecodeParams& params, const LaunchPlan& plan,
                                     void* workspace, cudaStream_t stream) {
   if (!device_is_sm90a()) {
     return {.error = cudaErrorNoKernelImageForDevice, .refusal = LaunchRefusal::kCannotRunHere};
   }
-  using T = SwappedTraits<kStages, kWholeTiles>;
-  return launch_decode<swapped_decode_kernel<kStages, kWholeTiles, false>,
-                       swapped_decode_kernel<kStages, kWholeTiles, true>, LaunchOrder::kDependent>(
+  using T = SwappedTraits<kStages, kWholeTiles, kClusterMerge>;
+  return launch_decode<swapped_decode_kernel<kStages, kWholeTiles, false, kClusterMerge>,
+                       swapped_decode_kernel<kStages, kWholeTiles, true, kClusterMerge>,
+                       LaunchOrder::kDependent, kClusterMerge ? kMaxClusterSplits : 0>(
       T::kBlockH, T::kThreads, plan_smem(T::kShape, params.d_qk).total_bytes, params, plan,
       workspace, stream, [&params](const DecodeArgs& args) {
         return with_tile_maps(params, args, T::kBlockH, T::kBlockT);
       });
 }
 
-template <int kStages, bool kWholeTiles>
+template <int kStages, bool kWholeTiles, bool kClusterMerge>
 VariantHandles swapped_variant_handles() {
-  return {.launch = &launch_swapped_variant<kStages, kWholeTiles>,
-          .decode_kernel =
-              reinterpret_cast<const void*>(&swapped_decode_kernel<kStages, kWholeTiles, false>),
-          .balanced_kernel =
-              reinterpret_cast<const void*>(&swapped_decode_kernel<kStages, kWholeTiles, true>)};
+  return {.launch = &launch_swapped_variant<kStages, kWholeTiles, kClusterMerge>,
+          .decode_kernel = reinterpret_cast<const void*>(
+              &swapped_decode_kernel<kStages, kWholeTiles, false, kClusterMerge>),
+          .balanced_kernel = reinterpret_cast<const void*>(
+              &swapped_decode_kernel<kStages, kWholeTiles, true, kClusterMerge>)};
 }
 
 }  // namespace mlalab::kernels::wgmma
 
-#define MLALAB_INSTANTIATE_WGMMA_SWAPPED(stages, whole_tiles) \
-  template mlalab::kernels::VariantHandles                    \
-  mlalab::kernels::wgmma::swapped_variant_handles<stages, whole_tiles>();
+#define MLALAB_INSTANTIATE_WGMMA_SWAPPED(stages, whole_tiles, cluster_merge) \
+  template mlalab::kernels::VariantHandles                                   \
+  mlalab::kernels::wgmma::swapped_variant_handles<stages, whole_tiles, cluster_merge>();

@@ -121,6 +121,16 @@ constexpr bool merges_split_pairs(VariantShape shape) {
   return shape.family == KernelFamily::kWgmma && !uses_swapped_operands(shape);
 }
 
+// The swapped kernel's _merge variants run a split launch of 2 to kMaxClusterSplits splits as
+// one cluster per sequence whose CTAs merge their results (swapped.cuh, merge_cluster): at
+// most the portable cluster size, and each CTA then finishes at least one 64-column span of
+// d_v.
+constexpr int kMaxClusterSplits = 8;
+constexpr bool merges_split_clusters(VariantShape shape) {
+  return shape.family == KernelFamily::kWgmma && uses_swapped_operands(shape) &&
+         shape.cluster_merge;
+}
+
 // Threads per CTA: the MMA warps and the copy warpgroup.
 constexpr int threads_of(VariantShape shape) { return 32 * shape.warps + kCopyThreads; }
 
@@ -130,7 +140,8 @@ constexpr bool is_valid_shape(VariantShape shape) {
     return shape.warps == kSwappedWarps && shape.block_t == kSwappedBlockT;
   }
   return shape.block_h == kBlockH && shape.warps == kWarps &&
-         (shape.block_t == 32 || shape.block_t == 64) && !shape.whole_tiles;
+         (shape.block_t == 32 || shape.block_t == 64) && !shape.whole_tiles &&
+         !shape.cluster_merge;
 }
 
 struct SmemPlan {
@@ -144,7 +155,8 @@ struct SmemPlan {
                        // "free" mbarriers
   int cursor_bytes;    // balanced launches: the MMA warpgroups' and the copy warpgroup's cursor
   int pair_bytes;      // split pairs (decode.cuh, merge_pair): the other CTA's row maxima and
-                       // sums, and the two mbarriers it arrives on (swapped: none)
+                       // sums, and the two mbarriers it arrives on; a _merge swapped
+                       // variant's cluster (merge_cluster): every CTA's, and the same two
   int total_bytes;
 };
 
@@ -167,7 +179,11 @@ constexpr SmemPlan plan_smem(VariantShape shape, int d_qk) {
   }
   plan.barrier_bytes = 4 * shape.stages * 8;
   plan.cursor_bytes = 2 * static_cast<int>(sizeof(balanced::PartsCursor));
-  plan.pair_bytes = uses_swapped_operands(shape) ? 0 : kBlockH * 8 + 2 * 8;
+  if (uses_swapped_operands(shape)) {
+    plan.pair_bytes = shape.cluster_merge ? kMaxClusterSplits * kSwappedBlockH * 8 + 2 * 8 : 0;
+  } else {
+    plan.pair_bytes = kBlockH * 8 + 2 * 8;
+  }
   plan.total_bytes = plan.q_bytes + plan.kv_bytes + plan.prob_bytes + plan.row_stat_bytes +
                      plan.barrier_bytes + plan.cursor_bytes + plan.pair_bytes;
   return plan;
