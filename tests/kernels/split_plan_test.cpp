@@ -245,9 +245,9 @@ TEST(PlanLaunch, TwoToEightSplitsOfAMergeVariantMergeInOneClusterPerSequence) {
     EXPECT_EQ(plan.workspace_bytes,
               split_workspace_bytes(plan.num_splits, 32, 16, 512)) << split.to_string();
   }
-  EXPECT_FALSE(plan_launch(params, {.shape = kMerge, .split = {.kind = SplitPolicy::Kind::kBalanced}},
-                           4096, kH200)
-                   .split_clusters);
+  const SplitPolicy balanced_grid{.kind = SplitPolicy::Kind::kBalanced};
+  EXPECT_FALSE(
+      plan_launch(params, {.shape = kMerge, .split = balanced_grid}, 4096, kH200).split_clusters);
   DeviceSlots partition = kH200;
   partition.max_split_cluster = 4;
   EXPECT_TRUE(plan_launch(params, {.shape = kMerge, .split = fixed(4)}, 4096, partition)

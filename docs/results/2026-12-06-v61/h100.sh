@@ -6,7 +6,8 @@
 # synccheck of the _merge variants, then the lab (merge-v3.toml). racecheck is left out as for
 # the 64-head kernel's pairs: it does not model the cluster-scope mbarriers that order the
 # remote stores (scripts/gpu_session.sh, sanitize). Writes $OUT/v61.tar.gz.
-export MLALAB_STOP_AT=$(( $(date +%s) + 560 ))
+: "${MLALAB_STOP_AT:=$(( $(date +%s) + 560 ))}"  # a calling script's, if set
+export MLALAB_STOP_AT
 source scripts/session_steps.sh
 session_folder v61
 unpack_builds v61 || exit 1

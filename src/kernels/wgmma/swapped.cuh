@@ -260,7 +260,9 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles, kClusterMe
     for (int slot = 0; slot < T::kHeadSlots; ++slot) {
       const int head = swapped_head(slot, lane);
       float cluster_m = -INFINITY;
-      for (int r = 0; r < merge_ranks; ++r) cluster_m = fmaxf(cluster_m, stats[r * T::kBlockH + head].x);
+      for (int r = 0; r < merge_ranks; ++r) {
+        cluster_m = fmaxf(cluster_m, stats[r * T::kBlockH + head].x);
+      }
       float cluster_l = 0.0f;
       for (int r = 0; r < merge_ranks; ++r) {
         const float2 other = stats[r * T::kBlockH + head];
