@@ -8,6 +8,7 @@
 
 #include "bench/problem.h"
 #include "kernels/balanced_partition.h"
+#include "kernels/wgmma/traits.h"
 
 namespace mlalab::kernels {
 namespace {
@@ -259,6 +260,27 @@ TEST(PlanLaunch, TwoToEightSplitsOfAMergeVariantMergeInOneClusterPerSequence) {
   plain.cluster_merge = false;
   EXPECT_FALSE(plan_launch(params, {.shape = plain, .split = fixed(4)}, 4096, kH200)
                    .split_clusters);
+}
+
+// A merging cluster of k CTAs with tokens (swapped.cuh, merge_cluster): every span of d_v has
+// one owner, each rank finishes a contiguous run of at least one, in rank order.
+TEST(ClusterSpans, EveryRankFinishesAContiguousRunAndEverySpanOneOwner) {
+  using wgmma::cluster_first_span;
+  using wgmma::cluster_span_owner;
+  for (int ranks = 2; ranks <= wgmma::kMaxClusterSplits; ++ranks) {
+    for (int rank = 0; rank < ranks; ++rank) {
+      const int first = cluster_first_span(rank, ranks);
+      const int end = rank + 1 < ranks ? cluster_first_span(rank + 1, ranks) : wgmma::kClusterSpans;
+      EXPECT_LT(first, end) << ranks << " ranks, rank " << rank;
+      for (int span = first; span < end; ++span) {
+        EXPECT_EQ(cluster_span_owner(span, ranks), rank) << ranks << " ranks, span " << span;
+      }
+    }
+    EXPECT_EQ(cluster_first_span(0, ranks), 0);
+    EXPECT_EQ(cluster_span_owner(wgmma::kClusterSpans - 1, ranks), ranks - 1);
+  }
+  EXPECT_EQ(cluster_first_span(1, 3), 2);  // 8 spans over 3: 0-1, 2-4, 5-7
+  EXPECT_EQ(cluster_first_span(2, 3), 5);
 }
 
 constexpr SplitPolicy balanced(int workers = 0) {

@@ -223,11 +223,13 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles, kClusterMe
   // sends every other its heads' maximum and sum; once it has all of theirs, every CTA is
   // past its last tile, so their q tiles and rings are free, and it sends each the share of
   // the spans of d_v that one finishes: Oᵀ weighted by 2^(m − M), M the cluster's maximum.
-  // Rank r finishes spans [8r / k, 8(r + 1) / k) for k = merge_ranks: its own share plus the
-  // others' in out_acc, and the cluster's maximum and sum (at M) in cluster_max / cluster_sum,
-  // which the epilogue normalises and writes as it writes a CTA's own rows.
-  const auto span_owner = [&](int span) { return ((span + 1) * merge_ranks - 1) / T::kOutTiles; };
-  const auto first_span = [&](int owner) { return owner * T::kOutTiles / merge_ranks; };
+  // Rank r finishes spans [8r / k, 8(r + 1) / k) for k = merge_ranks (traits.h,
+  // cluster_span_owner): its own share plus the others' in out_acc, and the cluster's maximum
+  // and sum (at M) in cluster_max / cluster_sum, which the epilogue normalises and writes as
+  // it writes a CTA's own rows.
+  static_assert(T::kOutTiles == kClusterSpans);
+  const auto span_owner = [&](int span) { return cluster_span_owner(span, merge_ranks); };
+  const auto first_span = [&](int owner) { return cluster_first_span(owner, merge_ranks); };
   const auto merge_cluster = [&](float (&out_acc)[T::kOutTiles][8],
                                  const float (&running_max)[T::kHeadSlots],
                                  float (&cluster_max)[T::kHeadSlots],

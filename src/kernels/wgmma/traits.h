@@ -130,6 +130,14 @@ constexpr bool merges_split_clusters(VariantShape shape) {
   return shape.family == KernelFamily::kWgmma && uses_swapped_operands(shape) &&
          shape.cluster_merge;
 }
+// Of a merging cluster whose first `ranks` CTAs have tokens, which one finishes span `span` of
+// d_v's kSpans (64 columns each), and the first span rank `rank` finishes: rank r finishes
+// spans [r · kSpans / ranks, (r + 1) · kSpans / ranks), one or more each.
+constexpr int kClusterSpans = kDv / kSpanElems;
+constexpr int cluster_first_span(int rank, int ranks) { return rank * kClusterSpans / ranks; }
+constexpr int cluster_span_owner(int span, int ranks) {
+  return ((span + 1) * ranks - 1) / kClusterSpans;
+}
 
 // Threads per CTA: the MMA warps and the copy warpgroup.
 constexpr int threads_of(VariantShape shape) { return 32 * shape.warps + kCopyThreads; }
