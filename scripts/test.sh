@@ -3,9 +3,9 @@
 #   bash scripts/test.sh
 # Environment (defaults sized for a 2-core machine without a GPU, and the same as
 # scripts/run_main.sh builds there, into the same folder build/, so one reuses the other):
-#   MLALAB_VARIANTS    default '^(h16_t16_w4_s2|h64_t32_w8_s2|wgmma_h64_t32_w8_s4|wgmma_h64_t64_w8_s2|wgmma_h16_t64_w4_s2)$':
+#   MLALAB_VARIANTS    default '^(h16_t16_w4_s2|h64_t32_w8_s2|wgmma_h64_t32_w8_s4|wgmma_h64_t64_w8_s2|wgmma_h16_t64_w4_s2(_merge)?)$':
 #                      the smallest and the largest portable tile, and the wgmma family's
-#                      two defaults
+#                      two defaults and its swapped kernel, plain and _merge
 #   MLALAB_CUDA_ARCHS  default '90a'
 # Then the Python package's tests (scripts/test_python.sh). Tests labelled gpu, and the Python
 # tests of the CUDA path, skip with the reason where there is no GPU. The summary at the end
