@@ -4,7 +4,7 @@
 # L2 promotion; its tables and targets are left for the call after a win), then version 61's
 # checks and lab (h100.sh's steps: the GPU tests, memcheck and synccheck of the _merge
 # variants, merge-v3.toml). Writes $OUT/v60-ab.tar.gz and $OUT/v61.tar.gz.
-export MLALAB_STOP_AT=$(( $(date +%s) + 560 ))
+export MLALAB_STOP_AT=$(( $(date +%s) + ${MLALAB_CALL_SECONDS:-560} ))
 source scripts/session_steps.sh
 session_folder v60-ab
 unpack_builds base60 land60 v61 || exit 1
