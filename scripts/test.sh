@@ -7,6 +7,7 @@
 #                      the smallest and the largest portable tile, and the wgmma family's
 #                      two defaults and its swapped kernel, plain and _merge
 #   MLALAB_CUDA_ARCHS  default '90a'
+#   MLALAB_CLUSTER_MERGE  default ON (the _merge variant: scripts/build.sh)
 # Then the Python package's tests (scripts/test_python.sh). Tests labelled gpu, and the Python
 # tests of the CUDA path, skip with the reason where there is no GPU. The summary at the end
 # counts what passed, failed and skipped in each group, with the reasons for the skips.
@@ -15,6 +16,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 export MLALAB_VARIANTS="${MLALAB_VARIANTS:-$ci_variants}"
 export MLALAB_CUDA_ARCHS="${MLALAB_CUDA_ARCHS:-$ci_cuda_archs}"
+export MLALAB_CLUSTER_MERGE="${MLALAB_CLUSTER_MERGE:-$ci_cluster_merge}"
 build_dir="$repo_root/build"
 
 bash "$repo_root/scripts/setup.sh"
