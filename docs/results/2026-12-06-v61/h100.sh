@@ -2,10 +2,10 @@
 # Version 61's first device call (any Hopper card; an H100 here), carry ["build-d/v61.txz"]
 # (scripts/pack_build.sh of a build of the four 2-stage swapped variants with tests:
 # MLALAB_VARIANTS='^wgmma_h16_t64_w4_s2(_whole)?(_merge)?$' MLALAB_CUDA_ARCHS=90a
-# MLALAB_CLUSTER_MERGE=ON): the GPU
-# tests (the decode sweep of those variants, the cluster cases among them), memcheck and
-# synccheck of the _merge variants, then the lab (merge-v3.toml). racecheck is left out as for
-# the 64-head kernel's pairs: it does not model the cluster-scope mbarriers that order the
+# MLALAB_CLUSTER_MERGE=ON): the GPU tests that reach the decode kernels and the plan (the
+# sweep of those variants, the cluster cases among them; validation, feasibility, capture),
+# memcheck and synccheck of the _merge variants, then the lab (merge-v3.toml). racecheck is
+# left out as for the 64-head kernel's pairs: it does not model the cluster-scope mbarriers that order the
 # remote stores (scripts/gpu_session.sh, sanitize). Writes $OUT/v61.tar.gz.
 : "${MLALAB_STOP_AT:=$(( $(date +%s) + 560 ))}"  # a calling script's, if set
 export MLALAB_STOP_AT
