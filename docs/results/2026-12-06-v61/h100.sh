@@ -5,8 +5,8 @@
 # MLALAB_CLUSTER_MERGE=ON): the GPU tests that reach the decode kernels and the plan (the
 # sweep of those variants, the cluster cases among them; validation, feasibility, capture),
 # memcheck and synccheck of the _merge variants, then the lab (merge-v3.toml). racecheck is
-# left out as for the 64-head kernel's pairs: it does not model the cluster-scope mbarriers that order the
-# remote stores (scripts/gpu_session.sh, sanitize). Writes $OUT/v61.tar.gz.
+# left out as for the 64-head kernel's pairs: it does not model the cluster-scope mbarriers
+# that order the remote stores (scripts/gpu_session.sh, sanitize). Writes $OUT/v61.tar.gz.
 : "${MLALAB_STOP_AT:=$(( $(date +%s) + 560 ))}"  # a calling script's, if set
 export MLALAB_STOP_AT
 source scripts/session_steps.sh
