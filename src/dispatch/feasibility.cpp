@@ -132,17 +132,9 @@ cudaError_t query_usage(const kernels::Variant& variant, int d_qk, ResourceUsage
     return status;
   }
   usage->balanced_spill_bytes = static_cast<int>(balanced_attributes.localSizeBytes);
-  if (kernels::wgmma::merges_split_pairs(variant.shape)) {
-    int clusters = 0;
-    if (const auto status = kernels::max_split_clusters(variant, d_qk, 2, &clusters);
-        status != cudaSuccess) {
-      return status;
-    }
-    usage->max_split_pair_clusters = clusters;
-  }
-  if (kernels::wgmma::merges_split_clusters(variant.shape)) {
+  if (const int most = kernels::wgmma::max_cluster_splits(variant.shape); most >= 2) {
     usage->max_split_cluster = 1;
-    for (int ctas = kernels::wgmma::kMaxClusterSplits; ctas >= 2; --ctas) {
+    for (int ctas = most; ctas >= 2; --ctas) {
       int clusters = 0;
       if (const auto status = kernels::max_split_clusters(variant, d_qk, ctas, &clusters);
           status != cudaSuccess) {
@@ -173,7 +165,6 @@ kernels::DeviceSlots Placement::slots(int sm_count) const {
   return {.sm_count = sm_count,
           .ctas_per_sm = std::max(1, ctas_per_sm()),
           .balanced_ctas_per_sm = balanced > 0 ? balanced : std::max(1, ctas_per_sm()),
-          .split_pairs_fit = usage.max_split_pair_clusters.value_or(1) > 0,
           .max_split_cluster =
               usage.max_split_cluster.value_or(kernels::wgmma::kMaxClusterSplits)};
 }

@@ -38,10 +38,10 @@ struct ResourceUsage {
   std::optional<int> max_ctas_per_sm;  // resident CTAs per SM (occupancy calculator)
   std::optional<int> max_balanced_ctas_per_sm;  // the same for the balanced kernel
   std::optional<int> balanced_spill_bytes;      // and its local memory bytes per thread
-  std::optional<int> max_split_pair_clusters;   // resident clusters of two split CTAs, for
-                                                // variants that merge split pairs
-  std::optional<int> max_split_cluster;  // _merge variants: the most split CTAs a cluster the
-                                         // GPU holds may have (< 2: none merge)
+  std::optional<int> max_split_cluster;  // variants whose split launches merge in clusters:
+                                         // the most split CTAs (up to the variant's
+                                         // wgmma::max_cluster_splits) a cluster the GPU holds
+                                         // may have (< 2: none merge)
   int required_compute_capability = 0;  // 90 for sm_90a-only code; 0 for any architecture
 };
 

@@ -113,9 +113,7 @@ cudaError_t max_ctas_per_sm(const Variant& variant, int d_qk, int* ctas, bool ba
 cudaError_t max_split_clusters(const Variant& variant, int d_qk, int cluster_ctas,
                                int* clusters) {
   *clusters = 0;
-  if (!wgmma::merges_split_pairs(variant.shape) && !wgmma::merges_split_clusters(variant.shape)) {
-    return cudaSuccess;
-  }
+  if (wgmma::max_cluster_splits(variant.shape) < cluster_ctas) return cudaSuccess;
   int ctas = 0;  // (also opts the kernel in to its shared memory)
   if (const auto status = max_ctas_per_sm(variant, d_qk, &ctas);
       status != cudaSuccess || ctas == 0) {

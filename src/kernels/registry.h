@@ -64,8 +64,8 @@ constexpr int threads_of(const VariantShape& shape) {
 cudaError_t max_ctas_per_sm(const Variant& variant, int d_qk, int* ctas, bool balanced = false);
 
 // Clusters of `cluster_ctas` of the variant's split CTAs the GPU holds at once, for variants
-// whose split launches run as such clusters (wgmma::merges_split_pairs, two CTAs;
-// wgmma::merges_split_clusters, up to kMaxClusterSplits; 0 for the others).
+// whose split launches run as such clusters (up to wgmma::max_cluster_splits CTAs; 0 for
+// larger clusters and the other variants).
 cudaError_t max_split_clusters(const Variant& variant, int d_qk, int cluster_ctas,
                                int* clusters);
 

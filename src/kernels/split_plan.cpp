@@ -125,12 +125,9 @@ LaunchPlan plan_launch(const DecodeParams& params, const KernelConfig& config, i
                                        .family = config.shape.family},
                                       slots);
   plan.ctas = params.batch * plan.head_blocks * plan.num_splits;
-  const bool pairs =
-      plan.num_splits == 2 && wgmma::merges_split_pairs(config.shape) && slots.split_pairs_fit;
-  const bool clusters = plan.num_splits >= 2 && wgmma::merges_split_clusters(config.shape) &&
-                        plan.num_splits <= std::min(wgmma::kMaxClusterSplits,
-                                                    slots.max_split_cluster);
-  plan.split_clusters = pairs || clusters;
+  plan.split_clusters =
+      plan.num_splits >= 2 && plan.num_splits <= std::min(wgmma::max_cluster_splits(config.shape),
+                                                          slots.max_split_cluster);
   plan.workspace_bytes =
       split_workspace_bytes(plan.partial_splits(), params.batch, params.num_heads, params.d_v);
   return plan;

@@ -17,12 +17,10 @@ struct DeviceSlots {
   int sm_count = 1;
   int ctas_per_sm = 1;
   int balanced_ctas_per_sm = 0;
-  // Whether the GPU can hold a cluster of two of the variant's CTAs (the 64-head kernel's
-  // split pairs, LaunchPlan::split_clusters): a whole GPU can, a partition of it (MIG, a green
-  // context) may not.
-  bool split_pairs_fit = true;
-  // The largest cluster of a _merge variant's CTAs the GPU holds (LaunchPlan::split_clusters;
-  // wgmma::kMaxClusterSplits where not known): a partition of a GPU may hold smaller ones.
+  // The largest cluster of the variant's split CTAs the GPU holds, up to the most its launches
+  // merge (LaunchPlan::split_clusters; wgmma::kMaxClusterSplits where not known): a whole GPU
+  // holds them all, a partition of it (MIG, a green context) may hold smaller ones or none
+  // (< 2).
   int max_split_cluster = 8;
 };
 

@@ -10,39 +10,24 @@
 namespace mlalab::dispatch {
 namespace {
 
-// A whole GPU holds clusters of two split CTAs of every compiled 64-head wgmma variant, so
-// their two-split launches merge in pairs (LaunchPlan::split_clusters).
-TEST(JudgeHereGpu, AWholeGpuHoldsSplitPairs) {
+// A whole Hopper GPU holds the split clusters of every compiled variant whose split launches
+// merge in clusters, as large as the variant merges (LaunchPlan::split_clusters): pairs of the
+// 64-head kernel, a portable cluster's 8 CTAs of a _merge variant (one CTA per SM, a GPC of at
+// least 8 SMs).
+TEST(JudgeHereGpu, AWholeGpuHoldsEverySplitClusterItsVariantsMerge) {
   MLALAB_REQUIRE_GPU();
   int judged = 0;
   for (const kernels::Variant& variant : kernels::compiled_variants()) {
-    if (!kernels::wgmma::merges_split_pairs(variant.shape)) continue;
-    const Placement placement = judge_here(variant.shape, dims_of(Layout::kV3).d_qk);
-    if (!placement.verdict.feasible) continue;  // e.g. not an sm_90a GPU
-    ASSERT_TRUE(placement.usage.max_split_pair_clusters) << variant.name;
-    EXPECT_GT(*placement.usage.max_split_pair_clusters, 0) << variant.name;
-    EXPECT_TRUE(placement.slots(132).split_pairs_fit) << variant.name;
-    ++judged;
-  }
-  if (judged == 0) GTEST_SKIP() << "no 64-head wgmma variant can run here (sm_90a, this build)";
-}
-
-// A whole Hopper GPU holds clusters of a portable cluster's 8 split CTAs of every _merge
-// variant (one CTA per SM, a GPC of at least 8 SMs), so their launches of 2-8 splits merge.
-TEST(JudgeHereGpu, AWholeGpuHoldsSplitClustersOfEight) {
-  MLALAB_REQUIRE_GPU();
-  int judged = 0;
-  for (const kernels::Variant& variant : kernels::compiled_variants()) {
-    if (!kernels::wgmma::merges_split_clusters(variant.shape)) continue;
+    const int most = kernels::wgmma::max_cluster_splits(variant.shape);
+    if (most < 2) continue;
     const Placement placement = judge_here(variant.shape, dims_of(Layout::kV3).d_qk);
     if (!placement.verdict.feasible) continue;  // e.g. not an sm_90a GPU
     ASSERT_TRUE(placement.usage.max_split_cluster) << variant.name;
-    EXPECT_EQ(*placement.usage.max_split_cluster, kernels::wgmma::kMaxClusterSplits)
-        << variant.name;
-    EXPECT_EQ(placement.slots(132).max_split_cluster, kernels::wgmma::kMaxClusterSplits);
+    EXPECT_EQ(*placement.usage.max_split_cluster, most) << variant.name;
+    EXPECT_EQ(placement.slots(132).max_split_cluster, most) << variant.name;
     ++judged;
   }
-  if (judged == 0) GTEST_SKIP() << "no _merge variant can run here (sm_90a, this build)";
+  if (judged == 0) GTEST_SKIP() << "no merging wgmma variant can run here (sm_90a, this build)";
 }
 
 }  // namespace

@@ -273,22 +273,15 @@ TEST(Judge, MeasuredAndWithinLimitsIsFeasibleWithNothingUnchecked) {
   EXPECT_TRUE(verdict.unchecked.empty());
 }
 
-// Two-split launches of the 64-head wgmma kernel run as clusters of two CTAs; a GPU that holds
-// none (a partition of one) gets the combine's partial rows instead (plan_launch).
-TEST(PlacementSlots, SplitPairsFitUnlessNoClusterOfTwoIsResident) {
-  Placement placement{.usage = measured(kH16T16W4S2V3)};
-  EXPECT_TRUE(placement.slots(132).split_pairs_fit);  // not known (no GPU, or no such kernel)
-  placement.usage.max_split_pair_clusters = 66;
-  EXPECT_TRUE(placement.slots(132).split_pairs_fit);
-  placement.usage.max_split_pair_clusters = 0;
-  EXPECT_FALSE(placement.slots(132).split_pairs_fit);
-}
-
-// A _merge variant's split launches merge in clusters as large as the GPU holds (plan_launch):
-// all of a portable cluster's 8 where that is not known.
+// Split launches merge in clusters as large as the GPU holds (plan_launch): all of a portable
+// cluster's 8 where that is not known (no GPU, or no such kernel); the 64-head kernel's pairs
+// where a cluster of two is resident; none where a partition of a GPU holds no cluster (1),
+// whose launches write the combine's partial rows instead.
 TEST(PlacementSlots, SplitClustersAsLargeAsTheGpuHolds) {
   Placement placement{.usage = measured(kH16T16W4S2V3)};
   EXPECT_EQ(placement.slots(132).max_split_cluster, 8);
+  placement.usage.max_split_cluster = 2;
+  EXPECT_EQ(placement.slots(132).max_split_cluster, 2);
   placement.usage.max_split_cluster = 4;
   EXPECT_EQ(placement.slots(132).max_split_cluster, 4);
   placement.usage.max_split_cluster = 1;

@@ -214,7 +214,7 @@ TEST(PlanLaunch, TwoSplitsOfTheWgmmaKernelMergeInPairsWithoutWorkspace) {
 TEST(PlanLaunch, TwoSplitsWriteRowsForTheCombineWhereNoPairFits) {
   // A GPU partition (MIG, a green context) that holds no cluster of two such CTAs.
   DeviceSlots partition = kH200;
-  partition.split_pairs_fit = false;
+  partition.max_split_cluster = 1;
   const DecodeParams params{.batch = 32, .num_heads = 128, .d_qk = 576, .d_v = 512};
   constexpr VariantShape kSeesaw{
       .family = KernelFamily::kWgmma, .block_h = 64, .block_t = 32, .warps = 8, .stages = 4};
@@ -263,7 +263,8 @@ TEST(PlanLaunch, TwoToEightSplitsOfAMergeVariantMergeInOneClusterPerSequence) {
 }
 
 // A merging cluster of k CTAs with tokens (swapped.cuh, merge_cluster): every span of d_v has
-// one owner, each rank finishes a contiguous run of at least one, in rank order.
+// one owner, each rank finishes a contiguous run of at least one, in rank order, and of at
+// most cluster_spans_per_rank (the exchange's slots per sender).
 TEST(ClusterSpans, EveryRankFinishesAContiguousRunAndEverySpanOneOwner) {
   using wgmma::cluster_first_span;
   using wgmma::cluster_span_owner;
@@ -272,6 +273,7 @@ TEST(ClusterSpans, EveryRankFinishesAContiguousRunAndEverySpanOneOwner) {
       const int first = cluster_first_span(rank, ranks);
       const int end = rank + 1 < ranks ? cluster_first_span(rank + 1, ranks) : wgmma::kClusterSpans;
       EXPECT_LT(first, end) << ranks << " ranks, rank " << rank;
+      EXPECT_LE(end - first, wgmma::cluster_spans_per_rank(ranks)) << ranks << " ranks";
       for (int span = first; span < end; ++span) {
         EXPECT_EQ(cluster_span_owner(span, ranks), rank) << ranks << " ranks, span " << span;
       }

@@ -790,7 +790,7 @@ LaunchStatus launch_variant(const DecodeParams& params, const LaunchPlan& plan, 
   using T = Traits<kBlockT, kStages>;
   return launch_decode<decode_kernel<kBlockT, kStages, false>,
                        decode_kernel<kBlockT, kStages, true>, LaunchOrder::kDependent,
-                       /*kMaxClusterSplits=*/2>(
+                       max_cluster_splits(T::kShape)>(
       kBlockH, kThreads, plan_smem(T::kShape, params.d_qk).total_bytes, params, plan, workspace,
       stream,
       [&params](const DecodeArgs& args) {

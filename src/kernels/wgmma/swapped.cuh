@@ -73,17 +73,18 @@ struct SwappedTraits {
   // other CTA, for each span of d_v this CTA finishes, every MMA thread's 8 accumulators of it.
   static constexpr int kExchangeEntryBytes = 8 * 4;
   static constexpr int kSpanExchangeBytes = kMmaThreads * kExchangeEntryBytes;
-  static constexpr int spans_per_rank(int ranks) { return (kOutTiles + ranks - 1) / ranks; }
   static constexpr bool exchange_fits() {
     const SmemPlan v4 = plan_smem(kShape, dims_of(Layout::kV4).d_qk);
     for (int ranks = 2; ranks <= kMaxClusterSplits; ++ranks) {
-      if (ranks * spans_per_rank(ranks) * kSpanExchangeBytes > v4.q_bytes + v4.kv_bytes) {
+      if (ranks * cluster_spans_per_rank(ranks) * kSpanExchangeBytes >
+          v4.q_bytes + v4.kv_bytes) {
         return false;
       }
     }
     return true;
   }
-  static_assert(!kClusterMerge || (exchange_fits() && kMaxClusterSplits <= kOutTiles));
+  static_assert(!kClusterMerge || (exchange_fits() && kMaxClusterSplits <= kOutTiles &&
+                                    kOutTiles == kClusterSpans));
 };
 
 // Head slot (0..3) of accumulator i; the head itself is swapped_head(slot, lane).
@@ -94,8 +95,9 @@ __device__ __forceinline__ int swapped_head(int slot, int lane) {
 
 // A merging launch orders its CTAs (batch, head block, split), so that a sequence's splits are
 // one cluster: the block of the grid's usual order (batch, split, head block) this CTA
-// computes, as decode.cuh's pair_block does for two splits. Its rank in the cluster is its
-// split.
+// computes, as decode.cuh's pair_block does for two splits (that kernel keeps its own, whose
+// constant 2 its machine code, and so the tuning tables' code hashes, was built with). Its
+// rank in the cluster is its split.
 __device__ __forceinline__ int cluster_block(const DecodeArgs& args) {
   const int cluster = blockIdx.x / args.num_splits;
   const int split = blockIdx.x % args.num_splits;
@@ -227,7 +229,6 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles, kClusterMe
   // cluster_span_owner): its own share plus the others' in out_acc, and the cluster's maximum
   // and sum (at M) in cluster_max / cluster_sum, which the epilogue normalises and writes as
   // it writes a CTA's own rows.
-  static_assert(T::kOutTiles == kClusterSpans);
   const auto span_owner = [&](int span) { return cluster_span_owner(span, merge_ranks); };
   const auto first_span = [&](int owner) { return cluster_first_span(owner, merge_ranks); };
   const auto merge_cluster = [&](float (&out_acc)[T::kOutTiles][8],
@@ -277,7 +278,7 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles, kClusterMe
 
     // This thread's 8 accumulators of a span, weighted, into (owner == rank) out_acc or the
     // owner's exchange: entry (sender, span of the owner's, thread).
-    const int spans_per_rank = T::spans_per_rank(merge_ranks);
+    const int spans_per_rank = cluster_spans_per_rank(merge_ranks);
     const auto exchange_entry = [&](int sender, int span) {
       const int owner = span_owner(span);
       return ((sender * spans_per_rank + span - first_span(owner)) * T::kMmaThreads +
@@ -602,7 +603,7 @@ LaunchStatus launch_swapped_variant(const DecodeParams& params, const LaunchPlan
   using T = SwappedTraits<kStages, kWholeTiles, kClusterMerge>;
   return launch_decode<swapped_decode_kernel<kStages, kWholeTiles, false, kClusterMerge>,
                        swapped_decode_kernel<kStages, kWholeTiles, true, kClusterMerge>,
-                       LaunchOrder::kDependent, kClusterMerge ? kMaxClusterSplits : 0>(
+                       LaunchOrder::kDependent, max_cluster_splits(T::kShape)>(
       T::kBlockH, T::kThreads, plan_smem(T::kShape, params.d_qk).total_bytes, params, plan,
       workspace, stream, [&params](const DecodeArgs& args) {
         return with_tile_maps(params, args, T::kBlockH, T::kBlockT);

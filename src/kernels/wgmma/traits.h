@@ -130,14 +130,23 @@ constexpr bool merges_split_clusters(VariantShape shape) {
   return shape.family == KernelFamily::kWgmma && uses_swapped_operands(shape) &&
          shape.cluster_merge;
 }
+// The most splits of a sequence a variant's split launch merges in one cluster: two for the
+// 64-head kernel's pairs, kMaxClusterSplits for a _merge variant, 0 for the others (their
+// splits write partial rows for the combine).
+constexpr int max_cluster_splits(VariantShape shape) {
+  if (merges_split_pairs(shape)) return 2;
+  return merges_split_clusters(shape) ? kMaxClusterSplits : 0;
+}
 // Of a merging cluster whose first `ranks` CTAs have tokens, which one finishes span `span` of
-// d_v's kSpans (64 columns each), and the first span rank `rank` finishes: rank r finishes
-// spans [r · kSpans / ranks, (r + 1) · kSpans / ranks), one or more each.
+// d_v's kClusterSpans (64 columns each), the first span rank `rank` finishes, and the most any
+// rank finishes: rank r finishes spans [r · kClusterSpans / ranks, (r + 1) · kClusterSpans /
+// ranks), one or more each.
 constexpr int kClusterSpans = kDv / kSpanElems;
 constexpr int cluster_first_span(int rank, int ranks) { return rank * kClusterSpans / ranks; }
 constexpr int cluster_span_owner(int span, int ranks) {
   return ((span + 1) * ranks - 1) / kClusterSpans;
 }
+constexpr int cluster_spans_per_rank(int ranks) { return (kClusterSpans + ranks - 1) / ranks; }
 
 // Threads per CTA: the MMA warps and the copy warpgroup.
 constexpr int threads_of(VariantShape shape) { return 32 * shape.warps + kCopyThreads; }
