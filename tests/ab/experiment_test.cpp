@@ -181,8 +181,8 @@ TEST(ExperimentShippedFiles, MixedLengthStudiesRaceTheSplitHeuristicAgainstBalan
 }
 
 TEST(ExperimentShippedFiles, TritonOccupancyIsTheStudyOnTheTritonKernel) {
-  // Only mlalab's arm needs a compiled variant (h16_t16_w4_s2, in every CI build).
-  const Experiment experiment = load_experiment(shipped("triton-occupancy.toml"));
+  // Only mlalab's arm needs a compiled variant; the study build has it, whatever this one has.
+  const Experiment experiment = load_experiment(shipped("triton-occupancy.toml"), study_build());
   const auto& baseline = std::get<KernelArm>(experiment.baseline.config);
   EXPECT_EQ(baseline.python, "mlalab.triton_decode:arm");
   EXPECT_EQ(baseline.params, R"({"block_h":16,"block_n":16,"num_stages":2,"num_warps":4,)"
@@ -200,7 +200,7 @@ TEST(ExperimentShippedFiles, TritonOccupancyIsTheStudyOnTheTritonKernel) {
 }
 
 TEST(ExperimentShippedFiles, PythonPathRacesTheSameKernelThroughBothPaths) {
-  const Experiment experiment = load_experiment(shipped("python-path.toml"));
+  const Experiment experiment = load_experiment(shipped("python-path.toml"), study_build());
   EXPECT_EQ(arm_config_text(experiment.baseline), "h16_t16_w4_s2 heuristic");
   ASSERT_EQ(experiment.variants.size(), 1u);
   const auto& python = std::get<KernelArm>(experiment.variants[0].config);
