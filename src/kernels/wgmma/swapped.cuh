@@ -113,7 +113,11 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles, kClusterMe
   const DecodeArgs& args = kernel_args.decode;
   timeline_cta_started(args, kStages, /*mma_events=*/true);
   using T = SwappedTraits<kStages, kWholeTiles, kClusterMerge>;
-  constexpr bool kMerges = kClusterMerge && !kBalanced;  // balanced launches never merge so
+  // A merging CTA's peers write their shares over its q tile and ring (merge_cluster): sound
+  // only because the copy warpgroup loads q and exactly the part's tiles, each of which the
+  // MMA warps wait for before they send their statistics. A balanced launch's copy warpgroup
+  // goes on to its next part, so balanced launches never merge.
+  constexpr bool kMerges = kClusterMerge && !kBalanced;
   const DecodeParams& p = args.params;
   // 1,024-byte aligned: every swizzle atom of the tiles starts on a 1,024-byte boundary.
   extern __shared__ __align__(1024) unsigned char smem_base[];
@@ -277,12 +281,14 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles, kClusterMe
     }
 
     // This thread's 8 accumulators of a span, weighted, into (owner == rank) out_acc or the
-    // owner's exchange: entry (sender, span of the owner's, thread).
+    // owner's exchange: entry (sender, span of the owner's, half, thread), a half being 4
+    // accumulators, so that a warp's 16-byte stores and loads are 16 bytes apart (no bank
+    // conflicts).
     const int spans_per_rank = cluster_spans_per_rank(merge_ranks);
-    const auto exchange_entry = [&](int sender, int span) {
+    const auto exchange_entry = [&](int sender, int span, int half) {
       const int owner = span_owner(span);
-      return ((sender * spans_per_rank + span - first_span(owner)) * T::kMmaThreads +
-              static_cast<int>(threadIdx.x)) * T::kExchangeEntryBytes;
+      return (((sender * spans_per_rank + span - first_span(owner)) * 2 + half) *
+                  T::kMmaThreads + static_cast<int>(threadIdx.x)) * (T::kExchangeEntryBytes / 2);
     };
 #pragma unroll
     for (int tile = 0; tile < T::kOutTiles; ++tile) {
@@ -294,9 +300,10 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles, kClusterMe
 #pragma unroll
         for (int i = 0; i < 8; ++i) out_acc[tile][i] = weighted[i];
       } else {
-        const std::uint32_t entry = peer_address(q_tile + exchange_entry(rank, tile), owner);
-        store_to_peer(entry, weighted[0], weighted[1], weighted[2], weighted[3]);
-        store_to_peer(entry + 16, weighted[4], weighted[5], weighted[6], weighted[7]);
+        store_to_peer(peer_address(q_tile + exchange_entry(rank, tile, 0), owner), weighted[0],
+                      weighted[1], weighted[2], weighted[3]);
+        store_to_peer(peer_address(q_tile + exchange_entry(rank, tile, 1), owner), weighted[4],
+                      weighted[5], weighted[6], weighted[7]);
       }
     }
     for (int peer = 0; peer < merge_ranks; ++peer) {
@@ -308,10 +315,10 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles, kClusterMe
       if (span_owner(tile) != rank) continue;
       for (int sender = 0; sender < merge_ranks; ++sender) {
         if (sender == rank) continue;
-        const float4* share =
-            reinterpret_cast<const float4*>(smem_base + exchange_entry(sender, tile));
-        const float4 low = share[0];
-        const float4 high = share[1];
+        const float4 low =
+            *reinterpret_cast<const float4*>(smem_base + exchange_entry(sender, tile, 0));
+        const float4 high =
+            *reinterpret_cast<const float4*>(smem_base + exchange_entry(sender, tile, 1));
         out_acc[tile][0] += low.x;
         out_acc[tile][1] += low.y;
         out_acc[tile][2] += low.z;
