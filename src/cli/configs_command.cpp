@@ -138,7 +138,7 @@ CLI::App* add_configs_command(CLI::App& app, int& exit_code) {
                      "Also write the list to FILE as JSON: one object per variant with the keys "
                      "name, family (portable or wgmma), block_h, block_t, warps, stages, "
                      "whole_tiles (a _whole variant: each KV tile taken whole), cluster_merge "
-                     "(a _merge variant: a sequence's 2-8 splits merge in one cluster), smem_bytes "
+                     "(a _merge variant: a sequence's 2-16 splits merge in one cluster), smem_bytes "
                      "(dynamic), static_smem_bytes, regs, spill_bytes, "
                      "max_ctas_per_sm, max_balanced_ctas_per_sm, balanced_spill_bytes (these "
                      "null when unknown: no GPU), feasible, reason (empty when feasible and fully "

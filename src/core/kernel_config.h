@@ -54,7 +54,7 @@ struct VariantShape {
   // its own P·V. Pieces win where the memory system has slack; where it is saturated a CTA
   // that asks sooner can lose (docs/perf-notes.md, version 59), so the tuner races both.
   bool whole_tiles = false;
-  // The wgmma swapped kernel only: a split launch of 2-8 splits runs each sequence's splits as
+  // The wgmma swapped kernel only: a split launch of 2-16 splits runs each sequence's splits as
   // one cluster whose CTAs merge their results through each other's shared memory (no partial
   // rows, no combine kernel). The combine is most of what a split costs at 16 heads, batch
   // 8-32 (docs/perf-notes.md, version 61); whether the cluster's placement costs more is the

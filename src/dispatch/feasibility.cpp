@@ -133,16 +133,12 @@ cudaError_t query_usage(const kernels::Variant& variant, int d_qk, ResourceUsage
   }
   usage->balanced_spill_bytes = static_cast<int>(balanced_attributes.localSizeBytes);
   if (const int most = kernels::wgmma::max_cluster_splits(variant.shape); most >= 2) {
-    usage->max_split_cluster = 1;
-    for (int ctas = most; ctas >= 2; --ctas) {
-      int clusters = 0;
-      if (const auto status = kernels::max_split_clusters(variant, d_qk, ctas, &clusters);
+    usage->resident_split_clusters.assign(most + 1, 0);
+    for (int ctas = 2; ctas <= most; ++ctas) {
+      if (const auto status = kernels::max_split_clusters(
+              variant, d_qk, ctas, &usage->resident_split_clusters[ctas]);
           status != cudaSuccess) {
         return status;
-      }
-      if (clusters > 0) {
-        usage->max_split_cluster = ctas;
-        break;
       }
     }
   }
@@ -162,11 +158,15 @@ std::optional<std::string> balanced_launch_refusal(const ResourceUsage& usage) {
 
 kernels::DeviceSlots Placement::slots(int sm_count) const {
   const int balanced = verdict.feasible ? usage.max_balanced_ctas_per_sm.value_or(0) : 0;
-  return {.sm_count = sm_count,
-          .ctas_per_sm = std::max(1, ctas_per_sm()),
-          .balanced_ctas_per_sm = balanced > 0 ? balanced : std::max(1, ctas_per_sm()),
-          .max_split_cluster =
-              usage.max_split_cluster.value_or(kernels::wgmma::kMaxClusterSplits)};
+  kernels::DeviceSlots slots{.sm_count = sm_count,
+                             .ctas_per_sm = std::max(1, ctas_per_sm()),
+                             .balanced_ctas_per_sm =
+                                 balanced > 0 ? balanced : std::max(1, ctas_per_sm())};
+  const std::size_t measured =
+      std::min(usage.resident_split_clusters.size(), slots.resident_split_clusters.size());
+  std::copy_n(usage.resident_split_clusters.begin(), measured,
+              slots.resident_split_clusters.begin());
+  return slots;
 }
 
 std::optional<GpuLimits> current_gpu_limits() {

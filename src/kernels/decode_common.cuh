@@ -477,6 +477,17 @@ cudaError_t allow_smem(int smem_bytes) {
   return status;
 }
 
+// Lets a kernel run as clusters larger than the portable 8 CTAs, once (as allow_smem).
+template <auto kKernel>
+cudaError_t allow_large_clusters() {
+  static std::atomic<bool> allowed{false};
+  if (allowed.load()) return cudaSuccess;
+  const cudaError_t status =
+      cudaFuncSetAttribute(kKernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+  if (status == cudaSuccess) allowed.store(true);
+  return status;
+}
+
 // A family whose kernels take DecodeArgs as they are.
 struct PlainArgs {
   const DecodeArgs& operator()(const DecodeArgs& args) const { return args; }
@@ -521,6 +532,14 @@ LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const Decod
                                                  : allow_smem<kSplitKernel>(smem_bytes);
       status != cudaSuccess) {
     return {.error = status, .refusal = LaunchRefusal::kNone};
+  }
+  if constexpr (kMaxClusterSplits > kMaxPortableClusterCtas) {
+    if (plan.split_clusters && plan.num_splits > kMaxPortableClusterCtas) {
+      if (const cudaError_t status = allow_large_clusters<kSplitKernel>();
+          status != cudaSuccess) {
+        return {.error = status, .refusal = LaunchRefusal::kNone};
+      }
+    }
   }
 
   DecodeArgs args{.params = params,

@@ -119,6 +119,13 @@ cudaError_t max_split_clusters(const Variant& variant, int d_qk, int cluster_cta
       status != cudaSuccess || ctas == 0) {
     return status;
   }
+  if (cluster_ctas > kMaxPortableClusterCtas) {
+    if (const auto status = cudaFuncSetAttribute(
+            variant.handles.decode_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+        status != cudaSuccess) {
+      return status;
+    }
+  }
   cudaLaunchAttribute cluster{};
   cluster.id = cudaLaunchAttributeClusterDimension;
   cluster.val.clusterDim = {.x = static_cast<unsigned>(cluster_ctas), .y = 1, .z = 1};

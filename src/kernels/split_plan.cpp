@@ -10,6 +10,23 @@ namespace {
 
 int ceil_div(long long a, long long b) { return static_cast<int>((a + b - 1) / b); }
 
+// A split launch merges each sequence's splits in one cluster where the variant merges that
+// many and the GPU holds such a cluster; for one of more than the portable 8 CTAs, which
+// needs that many SMs free in one GPC, only where its clusters take no more waves than the
+// CTAs alone would (8 clusters of 16 on a GPU that holds 7 would take two).
+bool merges_in_clusters(const LaunchPlan& plan, const VariantShape& shape,
+                        const DeviceSlots& slots) {
+  const int n = plan.num_splits;
+  if (n < 2 || n > wgmma::max_cluster_splits(shape)) return false;
+  const int resident = slots.resident_split_clusters[n];
+  if (resident == kUnknownClusters) return true;
+  if (resident < 1) return false;
+  if (n <= kMaxPortableClusterCtas) return true;
+  const long long slots_per_wave =
+      std::max(1LL, static_cast<long long>(slots.sm_count) * slots.ctas_per_sm);
+  return ceil_div(plan.ctas / n, resident) <= ceil_div(plan.ctas, slots_per_wave);
+}
+
 }  // namespace
 
 int choose_num_splits(const SplitPolicy& policy, const SplitShape& shape,
@@ -125,9 +142,7 @@ LaunchPlan plan_launch(const DecodeParams& params, const KernelConfig& config, i
                                        .family = config.shape.family},
                                       slots);
   plan.ctas = params.batch * plan.head_blocks * plan.num_splits;
-  plan.split_clusters =
-      plan.num_splits >= 2 && plan.num_splits <= std::min(wgmma::max_cluster_splits(config.shape),
-                                                          slots.max_split_cluster);
+  plan.split_clusters = merges_in_clusters(plan, config.shape, slots);
   plan.workspace_bytes =
       split_workspace_bytes(plan.partial_splits(), params.batch, params.num_heads, params.d_v);
   return plan;

@@ -3,6 +3,7 @@
 // splits each sequence's KV range is cut into, and how much workspace the partial results
 // need. Pure functions, tested without a GPU.
 #include <algorithm>
+#include <array>
 #include <cstddef>
 
 #include "core/decode_params.h"
@@ -13,15 +14,28 @@ namespace mlalab::kernels {
 // What the plan needs to know about the device. ctas_per_sm is the variant's occupancy
 // (1 when unknown, e.g. on the CPU); balanced_ctas_per_sm that of its balanced kernel, which
 // may hold more registers (0: the same).
+// Thread-block clusters: up to 8 CTAs on any GPU that has them (the portable size), up to 16
+// on Hopper for a kernel that opts in (cudaFuncAttributeNonPortableClusterSizeAllowed).
+constexpr int kMaxPortableClusterCtas = 8;
+constexpr int kMaxClusterCtas = 16;
+constexpr int kUnknownClusters = -1;
+
 struct DeviceSlots {
   int sm_count = 1;
   int ctas_per_sm = 1;
   int balanced_ctas_per_sm = 0;
-  // The largest cluster of the variant's split CTAs the GPU holds, up to the most its launches
-  // merge (LaunchPlan::split_clusters; wgmma::kMaxClusterSplits where not known): a whole GPU
-  // holds them all, a partition of it (MIG, a green context) may hold smaller ones or none
-  // (< 2).
-  int max_split_cluster = 8;
+  // [N]: how many clusters of N of the variant's split CTAs the GPU holds at once, for the
+  // sizes its launches merge (LaunchPlan::split_clusters). 0 where none fits: a partition of
+  // a GPU (MIG, a green context) may hold small ones or none, and a cluster of more than 8
+  // needs that many free SMs in one GPC. kUnknownClusters where not measured (no GPU): taken
+  // to fit as the CTAs alone do.
+  std::array<int, kMaxClusterCtas + 1> resident_split_clusters = unknown_clusters();
+
+  static constexpr std::array<int, kMaxClusterCtas + 1> unknown_clusters() {
+    std::array<int, kMaxClusterCtas + 1> clusters{};
+    clusters.fill(kUnknownClusters);
+    return clusters;
+  }
 };
 
 struct LaunchPlan {
@@ -35,7 +49,7 @@ struct LaunchPlan {
   bool timeline = false;  // record a per-CTA timeline (kernels/timeline.h: with_timeline)
   // Each sequence's num_splits CTAs are launched as one cluster and merge their results in
   // shared memory: no partial rows, no combine. The wgmma 64-head kernel's two-split launches
-  // (decode.cuh, merge_pair) and the _merge swapped variants' of 2-8 splits (swapped.cuh).
+  // (decode.cuh, merge_pair) and the _merge swapped variants' of 2-16 splits (swapped.cuh).
   bool split_clusters = false;
 
   bool balanced() const { return workers > 0; }

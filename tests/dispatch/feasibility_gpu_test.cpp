@@ -1,9 +1,14 @@
 // What judge_here measures on a GPU that the plan alone cannot know.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <string>
+#include <vector>
+
 #include "bench/require_gpu.h"
 #include "core/layout.h"
 #include "dispatch/feasibility.h"
+#include "kernels/device.h"
 #include "kernels/registry.h"
 #include "kernels/wgmma/traits.h"
 
@@ -11,9 +16,10 @@ namespace mlalab::dispatch {
 namespace {
 
 // A whole Hopper GPU holds the split clusters of every compiled variant whose split launches
-// merge in clusters, as large as the variant merges (LaunchPlan::split_clusters): pairs of the
-// 64-head kernel, a portable cluster's 8 CTAs of a _merge variant (one CTA per SM, a GPC of at
-// least 8 SMs).
+// merge in clusters, at every portable size the variant merges (LaunchPlan::split_clusters):
+// pairs of the 64-head kernel, 2-8 CTAs of a _merge variant (one CTA per SM, GPCs of more
+// than 8 SMs), never more CTAs than its SMs hold; clusters of 9-16 as a GPC's SMs allow
+// (logged: the plan merges them where they take no more waves than the CTAs).
 TEST(JudgeHereGpu, AWholeGpuHoldsEverySplitClusterItsVariantsMerge) {
   MLALAB_REQUIRE_GPU();
   int judged = 0;
@@ -22,9 +28,24 @@ TEST(JudgeHereGpu, AWholeGpuHoldsEverySplitClusterItsVariantsMerge) {
     if (most < 2) continue;
     const Placement placement = judge_here(variant.shape, dims_of(Layout::kV3).d_qk);
     if (!placement.verdict.feasible) continue;  // e.g. not an sm_90a GPU
-    ASSERT_TRUE(placement.usage.max_split_cluster) << variant.name;
-    EXPECT_EQ(*placement.usage.max_split_cluster, most) << variant.name;
-    EXPECT_EQ(placement.slots(132).max_split_cluster, most) << variant.name;
+    const std::vector<int>& resident = placement.usage.resident_split_clusters;
+    ASSERT_EQ(resident.size(), static_cast<std::size_t>(most + 1)) << variant.name;
+    const int sm_count = kernels::current_device().sm_count;
+    std::string large;
+    for (int ctas = 2; ctas <= most; ++ctas) {
+      if (ctas <= kernels::kMaxPortableClusterCtas) {
+        EXPECT_GE(resident[ctas], 1) << variant.name << ", clusters of " << ctas;
+      } else {
+        large += " " + std::to_string(ctas) + ":" + std::to_string(resident[ctas]);
+      }
+      EXPECT_LE(resident[ctas] * ctas, sm_count * placement.ctas_per_sm())
+          << variant.name << ", clusters of " << ctas;
+      EXPECT_EQ(placement.slots(sm_count).resident_split_clusters[ctas], resident[ctas]);
+    }
+    if (!large.empty()) {
+      std::printf("%s on %d SMs, resident clusters of 9-16 CTAs (size:count):%s\n",
+                  variant.name.c_str(), sm_count, large.c_str());
+    }
     ++judged;
   }
   if (judged == 0) GTEST_SKIP() << "no merging wgmma variant can run here (sm_90a, this build)";

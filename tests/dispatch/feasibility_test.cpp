@@ -44,7 +44,8 @@ VariantShape shape(int block_h, int block_t, int warps, int stages) {
 ResourceUsage measured(int smem_bytes, int threads = 128) {
   return ResourceUsage{.smem_bytes = smem_bytes, .static_smem_bytes = 0, .threads = threads,
                        .regs = 128, .spill_bytes = 0, .max_ctas_per_sm = 1,
-                       .max_balanced_ctas_per_sm = 1, .balanced_spill_bytes = 0};
+                       .max_balanced_ctas_per_sm = 1, .balanced_spill_bytes = 0,
+                       .resident_split_clusters = {}};
 }
 
 GpuLimits h200() { return GpuLimits{.smem_optin_bytes = kH200Optin, .smem_per_sm_bytes = 233472}; }
@@ -279,13 +280,16 @@ TEST(Judge, MeasuredAndWithinLimitsIsFeasibleWithNothingUnchecked) {
 // whose launches write the combine's partial rows instead.
 TEST(PlacementSlots, SplitClustersAsLargeAsTheGpuHolds) {
   Placement placement{.usage = measured(kH16T16W4S2V3)};
-  EXPECT_EQ(placement.slots(132).max_split_cluster, 8);
-  placement.usage.max_split_cluster = 2;
-  EXPECT_EQ(placement.slots(132).max_split_cluster, 2);
-  placement.usage.max_split_cluster = 4;
-  EXPECT_EQ(placement.slots(132).max_split_cluster, 4);
-  placement.usage.max_split_cluster = 1;
-  EXPECT_EQ(placement.slots(132).max_split_cluster, 1);
+  for (const int clusters : placement.slots(132).resident_split_clusters) {
+    EXPECT_EQ(clusters, kernels::kUnknownClusters);
+  }
+  // Measured up to 4 (a variant that merges at most 4): the rest stay unknown, unused.
+  placement.usage.resident_split_clusters = {0, 0, 66, 33, 0};
+  const kernels::DeviceSlots slots = placement.slots(132);
+  EXPECT_EQ(slots.resident_split_clusters[2], 66);
+  EXPECT_EQ(slots.resident_split_clusters[3], 33);
+  EXPECT_EQ(slots.resident_split_clusters[4], 0);
+  EXPECT_EQ(slots.resident_split_clusters[5], kernels::kUnknownClusters);
 }
 
 // judge_here is what bench, the A/B lab and configs ask. Without a GPU it judges the plan: the

@@ -214,7 +214,7 @@ TEST(PlanLaunch, TwoSplitsOfTheWgmmaKernelMergeInPairsWithoutWorkspace) {
 TEST(PlanLaunch, TwoSplitsWriteRowsForTheCombineWhereNoPairFits) {
   // A GPU partition (MIG, a green context) that holds no cluster of two such CTAs.
   DeviceSlots partition = kH200;
-  partition.max_split_cluster = 1;
+  partition.resident_split_clusters.fill(0);
   const DecodeParams params{.batch = 32, .num_heads = 128, .d_qk = 576, .d_v = 512};
   constexpr VariantShape kSeesaw{
       .family = KernelFamily::kWgmma, .block_h = 64, .block_t = 32, .warps = 8, .stages = 4};
@@ -225,32 +225,33 @@ TEST(PlanLaunch, TwoSplitsWriteRowsForTheCombineWhereNoPairFits) {
   EXPECT_EQ(plan.workspace_bytes, split_workspace_bytes(2, 32, 128, 512));
 }
 
-TEST(PlanLaunch, TwoToEightSplitsOfAMergeVariantMergeInOneClusterPerSequence) {
-  const DecodeParams params{.batch = 32, .num_heads = 16, .d_qk = 576, .d_v = 512};
+TEST(PlanLaunch, TwoToSixteenSplitsOfAMergeVariantMergeInOneClusterPerSequence) {
+  const DecodeParams params{.batch = 8, .num_heads = 16, .d_qk = 576, .d_v = 512};
   constexpr VariantShape kMerge{.family = KernelFamily::kWgmma, .block_h = 16, .block_t = 64,
                                 .warps = 4, .stages = 2, .cluster_merge = true};
-  for (int splits = 2; splits <= 8; ++splits) {
+  for (int splits = 2; splits <= 16; ++splits) {
     const LaunchPlan plan =
         plan_launch(params, {.shape = kMerge, .split = fixed(splits)}, 4096, kH200);
     EXPECT_TRUE(plan.split_clusters) << splits;
     EXPECT_EQ(plan.num_splits, splits);
-    EXPECT_EQ(plan.ctas, 32 * splits);
+    EXPECT_EQ(plan.ctas, 8 * splits);
     EXPECT_EQ(plan.partial_splits(), 1) << splits;
     EXPECT_EQ(plan.workspace_bytes, 0u) << splits;
   }
-  // One split needs no merge; more than a portable cluster holds go to the combine, as do
-  // balanced launches, and counts past the largest cluster the GPU (a partition) holds.
-  for (const SplitPolicy& split : {fixed(1), fixed(9), fixed(64)}) {
+  // One split needs no merge; more than the largest cluster go to the combine, as do
+  // balanced launches, and sizes the GPU (a partition of it) holds none of.
+  for (const SplitPolicy& split : {fixed(1), fixed(17), fixed(64)}) {
     const LaunchPlan plan = plan_launch(params, {.shape = kMerge, .split = split}, 4096, kH200);
     EXPECT_FALSE(plan.split_clusters) << split.to_string();
     EXPECT_EQ(plan.workspace_bytes,
-              split_workspace_bytes(plan.num_splits, 32, 16, 512)) << split.to_string();
+              split_workspace_bytes(plan.num_splits, 8, 16, 512)) << split.to_string();
   }
   const SplitPolicy balanced_grid{.kind = SplitPolicy::Kind::kBalanced};
   EXPECT_FALSE(
       plan_launch(params, {.shape = kMerge, .split = balanced_grid}, 4096, kH200).split_clusters);
   DeviceSlots partition = kH200;
-  partition.max_split_cluster = 4;
+  std::fill(partition.resident_split_clusters.begin() + 5, partition.resident_split_clusters.end(),
+            0);
   EXPECT_TRUE(plan_launch(params, {.shape = kMerge, .split = fixed(4)}, 4096, partition)
                   .split_clusters);
   EXPECT_FALSE(plan_launch(params, {.shape = kMerge, .split = fixed(5)}, 4096, partition)
@@ -262,27 +263,58 @@ TEST(PlanLaunch, TwoToEightSplitsOfAMergeVariantMergeInOneClusterPerSequence) {
                    .split_clusters);
 }
 
-// A merging cluster of k CTAs with tokens (swapped.cuh, merge_cluster): every span of d_v has
+// A merging cluster of k CTAs with tokens (swapped.cuh, merge_cluster): every unit of d_v has
 // one owner, each rank finishes a contiguous run of at least one, in rank order, and of at
-// most cluster_spans_per_rank (the exchange's slots per sender).
-TEST(ClusterSpans, EveryRankFinishesAContiguousRunAndEverySpanOneOwner) {
-  using wgmma::cluster_first_span;
-  using wgmma::cluster_span_owner;
+// most cluster_units_per_rank (the exchange's slots per sender).
+TEST(ClusterUnits, EveryRankFinishesAContiguousRunAndEveryUnitOneOwner) {
+  using wgmma::cluster_first_unit;
+  using wgmma::cluster_unit_owner;
   for (int ranks = 2; ranks <= wgmma::kMaxClusterSplits; ++ranks) {
     for (int rank = 0; rank < ranks; ++rank) {
-      const int first = cluster_first_span(rank, ranks);
-      const int end = rank + 1 < ranks ? cluster_first_span(rank + 1, ranks) : wgmma::kClusterSpans;
+      const int first = cluster_first_unit(rank, ranks);
+      const int end = rank + 1 < ranks ? cluster_first_unit(rank + 1, ranks) : wgmma::kClusterUnits;
       EXPECT_LT(first, end) << ranks << " ranks, rank " << rank;
-      EXPECT_LE(end - first, wgmma::cluster_spans_per_rank(ranks)) << ranks << " ranks";
-      for (int span = first; span < end; ++span) {
-        EXPECT_EQ(cluster_span_owner(span, ranks), rank) << ranks << " ranks, span " << span;
+      EXPECT_LE(end - first, wgmma::cluster_units_per_rank(ranks)) << ranks << " ranks";
+      for (int unit = first; unit < end; ++unit) {
+        EXPECT_EQ(cluster_unit_owner(unit, ranks), rank) << ranks << " ranks, unit " << unit;
       }
     }
-    EXPECT_EQ(cluster_first_span(0, ranks), 0);
-    EXPECT_EQ(cluster_span_owner(wgmma::kClusterSpans - 1, ranks), ranks - 1);
+    EXPECT_EQ(cluster_first_unit(0, ranks), 0);
+    EXPECT_EQ(cluster_unit_owner(wgmma::kClusterUnits - 1, ranks), ranks - 1);
   }
-  EXPECT_EQ(cluster_first_span(1, 3), 2);  // 8 spans over 3: 0-1, 2-4, 5-7
-  EXPECT_EQ(cluster_first_span(2, 3), 5);
+  EXPECT_EQ(wgmma::kClusterUnits, 32);  // 512 columns of d_v, 16 a unit
+  EXPECT_EQ(cluster_first_unit(1, 3), 10);  // 32 units over 3: 0-9, 10-20, 21-31
+  EXPECT_EQ(cluster_first_unit(2, 3), 21);
+  EXPECT_EQ(cluster_first_unit(15, 16), 30);  // two each
+}
+
+// A cluster of more than 8 needs as many SMs of one GPC: a launch of 16 splits at batch 8 (8
+// clusters of 16, 128 CTAs, one wave of 132 slots) merges only where the GPU holds all 8 at
+// once, not in two waves of clusters; portable sizes merge wherever one cluster fits.
+TEST(PlanLaunch, LargeClustersMergeOnlyWhereTheyTakeNoMoreWavesThanTheCtas) {
+  const DecodeParams params{.batch = 8, .num_heads = 16, .d_qk = 576, .d_v = 512};
+  constexpr VariantShape kMerge{.family = KernelFamily::kWgmma, .block_h = 16, .block_t = 64,
+                                .warps = 4, .stages = 2, .cluster_merge = true};
+  DeviceSlots gpu = kH200;
+  gpu.ctas_per_sm = 1;  // the swapped kernel's shared memory
+  gpu.resident_split_clusters[16] = 8;
+  gpu.resident_split_clusters[8] = 1;
+  EXPECT_TRUE(plan_launch(params, {.shape = kMerge, .split = fixed(16)}, 4096, gpu)
+                  .split_clusters);
+  EXPECT_TRUE(plan_launch(params, {.shape = kMerge, .split = fixed(8)}, 4096, gpu)
+                  .split_clusters);
+  gpu.resident_split_clusters[16] = 7;
+  const LaunchPlan two_waves = plan_launch(params, {.shape = kMerge, .split = fixed(16)}, 4096, gpu);
+  EXPECT_FALSE(two_waves.split_clusters);
+  EXPECT_EQ(two_waves.workspace_bytes, split_workspace_bytes(16, 8, 16, 512));
+  // Batch 16 takes two waves of CTAs anyway (256 on 132 slots): two of clusters cost nothing.
+  const DecodeParams batch16{.batch = 16, .num_heads = 16, .d_qk = 576, .d_v = 512};
+  gpu.resident_split_clusters[16] = 8;
+  EXPECT_TRUE(plan_launch(batch16, {.shape = kMerge, .split = fixed(16)}, 4096, gpu)
+                  .split_clusters);
+  gpu.resident_split_clusters[16] = 0;
+  EXPECT_FALSE(plan_launch(batch16, {.shape = kMerge, .split = fixed(16)}, 4096, gpu)
+                   .split_clusters);
 }
 
 constexpr SplitPolicy balanced(int workers = 0) {

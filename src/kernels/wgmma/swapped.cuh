@@ -23,7 +23,7 @@
 // then asks for its bytes later, which wins where HBM is saturated and CTAs that share a TPC
 // would otherwise fall behind those alone on theirs (docs/perf-notes.md, versions 58-59).
 //
-// The _merge variants (kClusterMerge) run a split launch of 2-8 splits as one cluster per
+// The _merge variants (kClusterMerge) run a split launch of 2-16 splits as one cluster per
 // sequence whose CTAs merge their results through each other's shared memory (merge_cluster)
 // and write the final rows: no partial rows, no combine kernel (docs/perf-notes.md, version 61).
 //
@@ -70,21 +70,22 @@ struct SwappedTraits {
   static_assert(kBlockT * 2 == kSpanBytes && kBlockH % kCoreRows == 0);
 
   // A merging cluster's exchange (merge_cluster), where q's tile and the ring were: from each
-  // other CTA, for each span of d_v this CTA finishes, every MMA thread's 8 accumulators of it.
-  static constexpr int kExchangeEntryBytes = 8 * 4;
-  static constexpr int kSpanExchangeBytes = kMmaThreads * kExchangeEntryBytes;
+  // other CTA, for each unit of d_v this CTA finishes, its warp's 8 accumulators per lane.
+  static constexpr int kUnitExchangeBytes = 32 * 8 * 4;
   static constexpr bool exchange_fits() {
     const SmemPlan v4 = plan_smem(kShape, dims_of(Layout::kV4).d_qk);
     for (int ranks = 2; ranks <= kMaxClusterSplits; ++ranks) {
-      if (ranks * cluster_spans_per_rank(ranks) * kSpanExchangeBytes >
+      if (ranks * cluster_units_per_rank(ranks) * kUnitExchangeBytes >
           v4.q_bytes + v4.kv_bytes) {
         return false;
       }
     }
     return true;
   }
-  static_assert(!kClusterMerge || (exchange_fits() && kMaxClusterSplits <= kOutTiles &&
-                                    kOutTiles == kClusterSpans));
+  // A warp's rows of an Oᵀ tile are one unit, and every rank finishes one at least.
+  static_assert(!kClusterMerge ||
+                (exchange_fits() && kClusterUnitElems * kSwappedWarps == kSpanElems &&
+                 kOutTiles * kSwappedWarps == kClusterUnits && kMaxClusterSplits <= kClusterUnits));
 };
 
 // Head slot (0..3) of accumulator i; the head itself is swapped_head(slot, lane).
@@ -137,7 +138,11 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles, kClusterMe
   const std::uint32_t cluster_stats = q_tile + merge_offset;
   const std::uint32_t stats_landed = cluster_stats + kMaxClusterSplits * T::kBlockH * 8;
   const std::uint32_t shares_landed = stats_landed + 8;
-  constexpr int kStatSenders = 4;  // lanes 0-3 of warp 0: four heads each
+  // Warp 0 sends the statistics: the four lanes lane / 4 = g (four heads each, lane % 4) to
+  // the peers of rank g and g + 8; each peer then counts kStatSenders arrivals.
+  constexpr int kStatSenders = 4;
+  constexpr int kStatLaneGroups = 8;
+  static_assert(kStatLaneGroups * kStatSenders == 32 && 2 * kStatLaneGroups >= kMaxClusterSplits);
 
   using Parts = CtaParts<T::kBlockH, T::kBlockT, T::kThreads, kBalanced>;
   CtaWork work{};
@@ -228,20 +233,23 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles, kClusterMe
   // the row sums (head_stats, summed over the warps) of their parts of one sequence. Each
   // sends every other its heads' maximum and sum; once it has all of theirs, every CTA is
   // past its last tile, so their q tiles and rings are free, and it sends each the share of
-  // the spans of d_v that one finishes: Oᵀ weighted by 2^(m − M), M the cluster's maximum.
-  // Rank r finishes spans [8r / k, 8(r + 1) / k) for k = merge_ranks (traits.h,
-  // cluster_span_owner): its own share plus the others' in out_acc, and the cluster's maximum
-  // and sum (at M) in cluster_max / cluster_sum, which the epilogue normalises and writes as
-  // it writes a CTA's own rows.
-  const auto span_owner = [&](int span) { return cluster_span_owner(span, merge_ranks); };
-  const auto first_span = [&](int owner) { return cluster_first_span(owner, merge_ranks); };
+  // the units of d_v that one finishes: Oᵀ weighted by 2^(m − M), M the cluster's maximum.
+  // Rank r finishes units [32r / k, 32(r + 1) / k) of d_v for k = merge_ranks (traits.h,
+  // cluster_unit_owner; unit 4 · tile + warp is this warp's rows of Oᵀ tile `tile`): its own
+  // share plus the others' in out_acc, and the cluster's maximum and sum (at M) in
+  // cluster_max / cluster_sum, which the epilogue normalises and writes as it writes a CTA's
+  // own rows.
+  const auto unit_owner = [&](int tile) {
+    return cluster_unit_owner(tile * kSwappedWarps + warp, merge_ranks);
+  };
   const auto merge_cluster = [&](float (&out_acc)[T::kOutTiles][8],
                                  const float (&running_max)[T::kHeadSlots],
                                  float (&cluster_max)[T::kHeadSlots],
                                  float (&cluster_sum)[T::kHeadSlots]) {
     cluster_wait();  // every CTA's barriers are initialised
     float2* stats = reinterpret_cast<float2*>(smem_base + merge_offset);
-    if (warp == 0 && lane < kStatSenders) {
+    if (warp == 0) {
+      const int group = lane / kStatSenders;
 #pragma unroll
       for (int slot = 0; slot < T::kHeadSlots; ++slot) {
         const int head = swapped_head(slot, lane);
@@ -249,14 +257,14 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles, kClusterMe
 #pragma unroll
         for (int w = 0; w < kSwappedWarps; ++w) sum += head_stats[w * T::kBlockH + head];
         const int entry = rank * T::kBlockH + head;
-        stats[entry] = make_float2(running_max[slot], sum);
-        for (int peer = 0; peer < merge_ranks; ++peer) {
+        if (group == 0) stats[entry] = make_float2(running_max[slot], sum);
+        for (int peer = group; peer < merge_ranks; peer += kStatLaneGroups) {
           if (peer != rank) {
             store_to_peer(peer_address(cluster_stats + entry * 8, peer), running_max[slot], sum);
           }
         }
       }
-      for (int peer = 0; peer < merge_ranks; ++peer) {
+      for (int peer = group; peer < merge_ranks; peer += kStatLaneGroups) {
         if (peer != rank) mbarrier_arrive_on_peer(peer_address(stats_landed, peer));
       }
     }
@@ -280,22 +288,22 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles, kClusterMe
       own_weight[slot] = exp2_approx(running_max[slot] - cluster_m);
     }
 
-    // This thread's 8 accumulators of a span, weighted, into (owner == rank) out_acc or the
-    // owner's exchange: entry (sender, span of the owner's, half, thread), a half being 4
+    // This thread's 8 accumulators of a tile, weighted, into (owner == rank) out_acc or the
+    // owner's exchange: entry (sender, unit of the owner's, half, lane), a half being 4
     // accumulators, so that a warp's 16-byte stores and loads are 16 bytes apart (no bank
     // conflicts).
-    const int spans_per_rank = cluster_spans_per_rank(merge_ranks);
-    const auto exchange_entry = [&](int sender, int span, int half) {
-      const int owner = span_owner(span);
-      return (((sender * spans_per_rank + span - first_span(owner)) * 2 + half) *
-                  T::kMmaThreads + static_cast<int>(threadIdx.x)) * (T::kExchangeEntryBytes / 2);
+    const int units_per_rank = cluster_units_per_rank(merge_ranks);
+    const auto exchange_entry = [&](int sender, int tile, int half) {
+      const int unit = tile * kSwappedWarps + warp;
+      const int first = cluster_first_unit(cluster_unit_owner(unit, merge_ranks), merge_ranks);
+      return (((sender * units_per_rank + unit - first) * 2 + half) * 32 + lane) * 16;
     };
 #pragma unroll
     for (int tile = 0; tile < T::kOutTiles; ++tile) {
       float weighted[8];
 #pragma unroll
       for (int i = 0; i < 8; ++i) weighted[i] = out_acc[tile][i] * own_weight[head_slot(i)];
-      const int owner = span_owner(tile);
+      const int owner = unit_owner(tile);
       if (owner == rank) {
 #pragma unroll
         for (int i = 0; i < 8; ++i) out_acc[tile][i] = weighted[i];
@@ -312,7 +320,7 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles, kClusterMe
     mbarrier_wait_for_peer(shares_landed, 0);
 #pragma unroll
     for (int tile = 0; tile < T::kOutTiles; ++tile) {
-      if (span_owner(tile) != rank) continue;
+      if (unit_owner(tile) != rank) continue;
       for (int sender = 0; sender < merge_ranks; ++sender) {
         if (sender == rank) continue;
         const float4 low =
@@ -535,7 +543,7 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles, kClusterMe
       if (lane < 4) head_stats[warp * T::kBlockH + swapped_head(slot, lane)] = running_sum[slot];
     }
     sync_mma_warps();
-    // A merging cluster's CTAs finish their spans with the cluster's statistics.
+    // A merging cluster's CTAs finish their units with the cluster's statistics.
     [[maybe_unused]] float cluster_max[T::kHeadSlots];
     [[maybe_unused]] float cluster_sum[T::kHeadSlots];
     if constexpr (kMerges) {
@@ -565,7 +573,7 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles, kClusterMe
 #pragma unroll
       for (int tile = 0; tile < T::kOutTiles; ++tile) {
         if constexpr (kMerges) {
-          if (merge_ranks >= 2 && span_owner(tile) != rank) continue;
+          if (merge_ranks >= 2 && unit_owner(tile) != rank) continue;
         }
 #pragma unroll
         for (int half = 0; half < 2; ++half) {

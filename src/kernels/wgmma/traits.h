@@ -122,10 +122,10 @@ constexpr bool merges_split_pairs(VariantShape shape) {
 }
 
 // The swapped kernel's _merge variants run a split launch of 2 to kMaxClusterSplits splits as
-// one cluster per sequence whose CTAs merge their results (swapped.cuh, merge_cluster): at
-// most the portable cluster size, and each CTA then finishes at least one 64-column span of
-// d_v.
-constexpr int kMaxClusterSplits = 8;
+// one cluster per sequence whose CTAs merge their results (swapped.cuh, merge_cluster): up to
+// Hopper's largest cluster (beyond the portable 8, the launch opts in), each CTA then
+// finishing at least one unit of d_v.
+constexpr int kMaxClusterSplits = kMaxClusterCtas;
 constexpr bool merges_split_clusters(VariantShape shape) {
   return shape.family == KernelFamily::kWgmma && uses_swapped_operands(shape) &&
          shape.cluster_merge;
@@ -137,16 +137,18 @@ constexpr int max_cluster_splits(VariantShape shape) {
   if (merges_split_pairs(shape)) return 2;
   return merges_split_clusters(shape) ? kMaxClusterSplits : 0;
 }
-// Of a merging cluster whose first `ranks` CTAs have tokens, which one finishes span `span` of
-// d_v's kClusterSpans (64 columns each), the first span rank `rank` finishes, and the most any
-// rank finishes: rank r finishes spans [r · kClusterSpans / ranks, (r + 1) · kClusterSpans /
-// ranks), one or more each.
-constexpr int kClusterSpans = kDv / kSpanElems;
-constexpr int cluster_first_span(int rank, int ranks) { return rank * kClusterSpans / ranks; }
-constexpr int cluster_span_owner(int span, int ranks) {
-  return ((span + 1) * ranks - 1) / kClusterSpans;
+// Of a merging cluster whose first `ranks` CTAs have tokens, which one finishes unit `unit` of
+// d_v's kClusterUnits, the first unit rank `rank` finishes, and the most any rank finishes:
+// rank r finishes units [r · kClusterUnits / ranks, (r + 1) · kClusterUnits / ranks), one or
+// more each. A unit is 16 columns, one MMA warp's rows of an Oᵀ tile, so that which rank
+// finishes a column is the same for a whole warp.
+constexpr int kClusterUnitElems = 16;
+constexpr int kClusterUnits = kDv / kClusterUnitElems;
+constexpr int cluster_first_unit(int rank, int ranks) { return rank * kClusterUnits / ranks; }
+constexpr int cluster_unit_owner(int unit, int ranks) {
+  return ((unit + 1) * ranks - 1) / kClusterUnits;
 }
-constexpr int cluster_spans_per_rank(int ranks) { return (kClusterSpans + ranks - 1) / ranks; }
+constexpr int cluster_units_per_rank(int ranks) { return (kClusterUnits + ranks - 1) / ranks; }
 
 // Threads per CTA: the MMA warps and the copy warpgroup.
 constexpr int threads_of(VariantShape shape) { return 32 * shape.warps + kCopyThreads; }
