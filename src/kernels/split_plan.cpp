@@ -11,9 +11,12 @@ namespace {
 int ceil_div(long long a, long long b) { return static_cast<int>((a + b - 1) / b); }
 
 // A split launch merges each sequence's splits in one cluster where the variant merges that
-// many and the GPU holds such a cluster; for one of more than the portable 8 CTAs, which
-// needs that many SMs free in one GPC, only where its clusters take no more waves than the
-// CTAs alone would (8 clusters of 16 on a GPU that holds 7 would take two).
+// many, the GPU holds such a cluster, and its clusters take no more waves than the CTAs alone
+// would: a cluster needs its CTAs' SMs free in one GPC, so a GPU holds fewer CTAs in clusters
+// than alone (an H100 holds 7 clusters of 16 CTAs of one SM each, 112 of its 132 SMs), and a
+// launch of one more cluster than it holds runs a second wave of them (measured on an H100:
+// 16 clusters of 8 and 32 of 4 took 35 and 25 % longer than the same splits unmerged;
+// docs/perf-notes.md, version 61).
 bool merges_in_clusters(const LaunchPlan& plan, const VariantShape& shape,
                         const DeviceSlots& slots) {
   const int n = plan.num_splits;
@@ -21,7 +24,6 @@ bool merges_in_clusters(const LaunchPlan& plan, const VariantShape& shape,
   const int resident = slots.resident_split_clusters[n];
   if (resident == kUnknownClusters) return true;
   if (resident < 1) return false;
-  if (n <= kMaxPortableClusterCtas) return true;
   const long long slots_per_wave =
       std::max(1LL, static_cast<long long>(slots.sm_count) * slots.ctas_per_sm);
   return ceil_div(plan.ctas / n, resident) <= ceil_div(plan.ctas, slots_per_wave);

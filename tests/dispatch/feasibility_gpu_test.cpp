@@ -18,8 +18,8 @@ namespace {
 // A whole Hopper GPU holds the split clusters of every compiled variant whose split launches
 // merge in clusters, at every portable size the variant merges (LaunchPlan::split_clusters):
 // pairs of the 64-head kernel, 2-8 CTAs of a _merge variant (one CTA per SM, GPCs of more
-// than 8 SMs), never more CTAs than its SMs hold; clusters of 9-16 as a GPC's SMs allow
-// (logged: the plan merges them where they take no more waves than the CTAs).
+// than 8 SMs), never more CTAs than its SMs hold; clusters of 9-16 as a GPC's SMs allow. The
+// counts are printed: the plan merges only where its clusters take no more waves than its CTAs.
 TEST(JudgeHereGpu, AWholeGpuHoldsEverySplitClusterItsVariantsMerge) {
   MLALAB_REQUIRE_GPU();
   int judged = 0;
@@ -31,21 +31,18 @@ TEST(JudgeHereGpu, AWholeGpuHoldsEverySplitClusterItsVariantsMerge) {
     const std::vector<int>& resident = placement.usage.resident_split_clusters;
     ASSERT_EQ(resident.size(), static_cast<std::size_t>(most + 1)) << variant.name;
     const int sm_count = kernels::current_device().sm_count;
-    std::string large;
+    std::string counts;
     for (int ctas = 2; ctas <= most; ++ctas) {
       if (ctas <= kernels::kMaxPortableClusterCtas) {
         EXPECT_GE(resident[ctas], 1) << variant.name << ", clusters of " << ctas;
-      } else {
-        large += " " + std::to_string(ctas) + ":" + std::to_string(resident[ctas]);
       }
+      counts += " " + std::to_string(ctas) + ":" + std::to_string(resident[ctas]);
       EXPECT_LE(resident[ctas] * ctas, sm_count * placement.ctas_per_sm())
           << variant.name << ", clusters of " << ctas;
       EXPECT_EQ(placement.slots(sm_count).resident_split_clusters[ctas], resident[ctas]);
     }
-    if (!large.empty()) {
-      std::printf("%s on %d SMs, resident clusters of 9-16 CTAs (size:count):%s\n",
-                  variant.name.c_str(), sm_count, large.c_str());
-    }
+    std::printf("%s on %d SMs at %d CTAs/SM, resident clusters (size:count):%s\n",
+                variant.name.c_str(), sm_count, placement.ctas_per_sm(), counts.c_str());
     ++judged;
   }
   if (judged == 0) GTEST_SKIP() << "no merging wgmma variant can run here (sm_90a, this build)";

@@ -288,20 +288,27 @@ TEST(ClusterUnits, EveryRankFinishesAContiguousRunAndEveryUnitOneOwner) {
   EXPECT_EQ(cluster_first_unit(15, 16), 30);  // two each
 }
 
-// A cluster of more than 8 needs as many SMs of one GPC: a launch of 16 splits at batch 8 (8
-// clusters of 16, 128 CTAs, one wave of 132 slots) merges only where the GPU holds all 8 at
-// once, not in two waves of clusters; portable sizes merge wherever one cluster fits.
-TEST(PlanLaunch, LargeClustersMergeOnlyWhereTheyTakeNoMoreWavesThanTheCtas) {
+// A cluster needs as many SMs free in one GPC: a launch of 16 splits at batch 8 (8 clusters of
+// 16, 128 CTAs, one wave of 132 slots) merges only where the GPU holds all 8 at once, not in
+// two waves of clusters; the same for portable sizes (16 clusters of 8 where 15 fit).
+TEST(PlanLaunch, ClustersMergeOnlyWhereTheyTakeNoMoreWavesThanTheCtas) {
   const DecodeParams params{.batch = 8, .num_heads = 16, .d_qk = 576, .d_v = 512};
   constexpr VariantShape kMerge{.family = KernelFamily::kWgmma, .block_h = 16, .block_t = 64,
                                 .warps = 4, .stages = 2, .cluster_merge = true};
   DeviceSlots gpu = kH200;
   gpu.ctas_per_sm = 1;  // the swapped kernel's shared memory
   gpu.resident_split_clusters[16] = 8;
-  gpu.resident_split_clusters[8] = 1;
+  gpu.resident_split_clusters[8] = 8;
   EXPECT_TRUE(plan_launch(params, {.shape = kMerge, .split = fixed(16)}, 4096, gpu)
                   .split_clusters);
   EXPECT_TRUE(plan_launch(params, {.shape = kMerge, .split = fixed(8)}, 4096, gpu)
+                  .split_clusters);
+  const DecodeParams batch16_at_8{.batch = 16, .num_heads = 16, .d_qk = 576, .d_v = 512};
+  gpu.resident_split_clusters[8] = 15;
+  EXPECT_FALSE(plan_launch(batch16_at_8, {.shape = kMerge, .split = fixed(8)}, 4096, gpu)
+                   .split_clusters);
+  gpu.resident_split_clusters[8] = 16;
+  EXPECT_TRUE(plan_launch(batch16_at_8, {.shape = kMerge, .split = fixed(8)}, 4096, gpu)
                   .split_clusters);
   gpu.resident_split_clusters[16] = 7;
   const LaunchPlan two_waves = plan_launch(params, {.shape = kMerge, .split = fixed(16)}, 4096, gpu);
