@@ -503,9 +503,12 @@ enum class LaunchOrder { kPlain, kDependent };
 // DecodeArgs into the kernels' parameter (a family may add to them: the wgmma family's
 // tensor map). `part_start_cost`: what starting a part costs a balanced worker, in the
 // variant's steps (balanced_partition.h's start_cost).
-// kMaxClusterSplits: the most splits kSplitKernel merges in one cluster (0: it does not).
+// kMaxClusterSplits: the most splits kClusterKernel merges in one cluster (0: none), the
+// kernel of split launches that merge in clusters (LaunchPlan::split_clusters): kSplitKernel
+// itself, or one of its own whose merge does not weigh on the others' code.
 template <auto kSplitKernel, auto kBalancedKernel, LaunchOrder kOrder = LaunchOrder::kPlain,
-          int kMaxClusterSplits = 0, typename KernelArgs = PlainArgs>
+          int kMaxClusterSplits = 0, auto kClusterKernel = kSplitKernel,
+          typename KernelArgs = PlainArgs>
 LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const DecodeParams& params,
                            const LaunchPlan& plan, void* workspace, cudaStream_t stream,
                            KernelArgs kernel_args = {}, int part_start_cost = kPrologueSteps) {
@@ -528,14 +531,15 @@ LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const Decod
   if (smem_limit > 0 && smem_bytes > smem_limit) {
     return {.error = cudaErrorInvalidValue, .refusal = LaunchRefusal::kCannotRunHere};
   }
-  if (const cudaError_t status = plan.balanced() ? allow_smem<kBalancedKernel>(smem_bytes)
-                                                 : allow_smem<kSplitKernel>(smem_bytes);
+  if (const cudaError_t status = plan.balanced()         ? allow_smem<kBalancedKernel>(smem_bytes)
+                                 : plan.split_clusters ? allow_smem<kClusterKernel>(smem_bytes)
+                                                       : allow_smem<kSplitKernel>(smem_bytes);
       status != cudaSuccess) {
     return {.error = status, .refusal = LaunchRefusal::kNone};
   }
   if constexpr (kMaxClusterSplits > kMaxPortableClusterCtas) {
     if (plan.split_clusters && plan.num_splits > kMaxPortableClusterCtas) {
-      if (const cudaError_t status = allow_large_clusters<kSplitKernel>();
+      if (const cudaError_t status = allow_large_clusters<kClusterKernel>();
           status != cudaSuccess) {
         return {.error = status, .refusal = LaunchRefusal::kNone};
       }
@@ -580,9 +584,10 @@ LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const Decod
   config.gridDim = dim3(static_cast<unsigned>(plan.ctas));
   config.blockDim = dim3(static_cast<unsigned>(threads));
   config.dynamicSmemBytes = static_cast<std::size_t>(smem_bytes);
-  cudaError_t status = plan.balanced()
-                           ? cudaLaunchKernelEx(&config, kBalancedKernel, kernel_args(args))
-                           : cudaLaunchKernelEx(&config, kSplitKernel, kernel_args(args));
+  cudaError_t status =
+      plan.balanced()         ? cudaLaunchKernelEx(&config, kBalancedKernel, kernel_args(args))
+      : plan.split_clusters ? cudaLaunchKernelEx(&config, kClusterKernel, kernel_args(args))
+                            : cudaLaunchKernelEx(&config, kSplitKernel, kernel_args(args));
   if (status == cudaSuccess && needs_workspace) {
     status = launch_combine(params, plan.num_splits, args.partial_out, args.partial_lse,
                             args.sequence_parts, stream);

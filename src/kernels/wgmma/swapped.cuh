@@ -616,9 +616,13 @@ LaunchStatus launch_swapped_variant(const DecodeParams& params, const LaunchPlan
     return {.error = cudaErrorNoKernelImageForDevice, .refusal = LaunchRefusal::kCannotRunHere};
   }
   using T = SwappedTraits<kStages, kWholeTiles, kClusterMerge>;
-  return launch_decode<swapped_decode_kernel<kStages, kWholeTiles, false, kClusterMerge>,
-                       swapped_decode_kernel<kStages, kWholeTiles, true, kClusterMerge>,
-                       LaunchOrder::kDependent, max_cluster_splits(T::kShape)>(
+  // A _merge variant's launches that do not merge run the kernel without the merge, whose
+  // code would cost them (its registers: 161 against 123; measured 4-6 % slower at batch 1
+  // and 8 on an H100, docs/perf-notes.md, version 61).
+  return launch_decode<swapped_decode_kernel<kStages, kWholeTiles, false, false>,
+                       swapped_decode_kernel<kStages, kWholeTiles, true, false>,
+                       LaunchOrder::kDependent, max_cluster_splits(T::kShape),
+                       swapped_decode_kernel<kStages, kWholeTiles, false, kClusterMerge>>(
       T::kBlockH, T::kThreads, plan_smem(T::kShape, params.d_qk).total_bytes, params, plan,
       workspace, stream, [&params](const DecodeArgs& args) {
         return with_tile_maps(params, args, T::kBlockH, T::kBlockT);
@@ -627,11 +631,12 @@ LaunchStatus launch_swapped_variant(const DecodeParams& params, const LaunchPlan
 
 template <int kStages, bool kWholeTiles, bool kClusterMerge>
 VariantHandles swapped_variant_handles() {
+  // A _merge variant's decode kernel, the one judged, is the merging one.
   return {.launch = &launch_swapped_variant<kStages, kWholeTiles, kClusterMerge>,
           .decode_kernel = reinterpret_cast<const void*>(
               &swapped_decode_kernel<kStages, kWholeTiles, false, kClusterMerge>),
           .balanced_kernel = reinterpret_cast<const void*>(
-              &swapped_decode_kernel<kStages, kWholeTiles, true, kClusterMerge>)};
+              &swapped_decode_kernel<kStages, kWholeTiles, true, false>)};
 }
 
 }  // namespace mlalab::kernels::wgmma
