@@ -292,36 +292,30 @@ TEST(ClusterUnits, EveryRankFinishesAContiguousRunAndEveryUnitOneOwner) {
 // 16, 128 CTAs, one wave of 132 slots) merges only where the GPU holds all 8 at once, not in
 // two waves of clusters; the same for portable sizes (16 clusters of 8 where 15 fit).
 TEST(PlanLaunch, ClustersMergeOnlyWhereTheyTakeNoMoreWavesThanTheCtas) {
-  const DecodeParams params{.batch = 8, .num_heads = 16, .d_qk = 576, .d_v = 512};
   constexpr VariantShape kMerge{.family = KernelFamily::kWgmma, .block_h = 16, .block_t = 64,
                                 .warps = 4, .stages = 2, .cluster_merge = true};
-  DeviceSlots gpu = kH200;
-  gpu.ctas_per_sm = 1;  // the swapped kernel's shared memory
-  gpu.resident_split_clusters[16] = 8;
-  gpu.resident_split_clusters[8] = 8;
-  EXPECT_TRUE(plan_launch(params, {.shape = kMerge, .split = fixed(16)}, 4096, gpu)
-                  .split_clusters);
-  EXPECT_TRUE(plan_launch(params, {.shape = kMerge, .split = fixed(8)}, 4096, gpu)
-                  .split_clusters);
-  const DecodeParams batch16_at_8{.batch = 16, .num_heads = 16, .d_qk = 576, .d_v = 512};
-  gpu.resident_split_clusters[8] = 15;
-  EXPECT_FALSE(plan_launch(batch16_at_8, {.shape = kMerge, .split = fixed(8)}, 4096, gpu)
-                   .split_clusters);
-  gpu.resident_split_clusters[8] = 16;
-  EXPECT_TRUE(plan_launch(batch16_at_8, {.shape = kMerge, .split = fixed(8)}, 4096, gpu)
-                  .split_clusters);
-  gpu.resident_split_clusters[16] = 7;
-  const LaunchPlan two_waves = plan_launch(params, {.shape = kMerge, .split = fixed(16)}, 4096, gpu);
-  EXPECT_FALSE(two_waves.split_clusters);
-  EXPECT_EQ(two_waves.workspace_bytes, split_workspace_bytes(16, 8, 16, 512));
-  // Batch 16 takes two waves of CTAs anyway (256 on 132 slots): two of clusters cost nothing.
-  const DecodeParams batch16{.batch = 16, .num_heads = 16, .d_qk = 576, .d_v = 512};
-  gpu.resident_split_clusters[16] = 8;
-  EXPECT_TRUE(plan_launch(batch16, {.shape = kMerge, .split = fixed(16)}, 4096, gpu)
-                  .split_clusters);
-  gpu.resident_split_clusters[16] = 0;
-  EXPECT_FALSE(plan_launch(batch16, {.shape = kMerge, .split = fixed(16)}, 4096, gpu)
-                   .split_clusters);
+  // Whether `batch` sequences of 16 heads in `splits` splits merge where the GPU holds
+  // `resident` clusters of that many (one CTA per SM: the swapped kernel's shared memory).
+  const auto merges = [&](int batch, int splits, int resident) {
+    DeviceSlots gpu = kH200;
+    gpu.ctas_per_sm = 1;
+    gpu.resident_split_clusters[splits] = resident;
+    const DecodeParams params{.batch = batch, .num_heads = 16, .d_qk = 576, .d_v = 512};
+    const LaunchPlan plan = plan_launch(params, {.shape = kMerge, .split = fixed(splits)}, 4096,
+                                        gpu);
+    EXPECT_EQ(plan.workspace_bytes,
+              plan.split_clusters ? 0u : split_workspace_bytes(splits, batch, 16, 512));
+    return plan.split_clusters;
+  };
+  EXPECT_TRUE(merges(8, 16, 8));
+  EXPECT_FALSE(merges(8, 16, 7));
+  EXPECT_TRUE(merges(8, 8, 8));
+  EXPECT_FALSE(merges(16, 8, 15));
+  EXPECT_TRUE(merges(16, 8, 16));
+  // Batch 16 at 16 splits takes two waves of CTAs anyway (256 on 132 slots): two of clusters
+  // cost nothing.
+  EXPECT_TRUE(merges(16, 16, 8));
+  EXPECT_FALSE(merges(16, 16, 0));
 }
 
 constexpr SplitPolicy balanced(int workers = 0) {
