@@ -11,15 +11,15 @@
 
 namespace mlalab::kernels {
 
-// What the plan needs to know about the device. ctas_per_sm is the variant's occupancy
-// (1 when unknown, e.g. on the CPU); balanced_ctas_per_sm that of its balanced kernel, which
-// may hold more registers (0: the same).
 // Thread-block clusters: up to 8 CTAs on any GPU that has them (the portable size), up to 16
 // on Hopper for a kernel that opts in (cudaFuncAttributeNonPortableClusterSizeAllowed).
 constexpr int kMaxPortableClusterCtas = 8;
 constexpr int kMaxClusterCtas = 16;
 constexpr int kUnknownClusters = -1;
 
+// What the plan needs to know about the device. ctas_per_sm is the variant's occupancy
+// (1 when unknown, e.g. on the CPU); balanced_ctas_per_sm that of its balanced kernel, which
+// may hold more registers (0: the same).
 struct DeviceSlots {
   int sm_count = 1;
   int ctas_per_sm = 1;

@@ -154,22 +154,17 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles, kClusterMe
     const PartsCursor first = Parts::start(args, smem_base);
     if (threadIdx.x == 0) ring.cursor(0) = ring.cursor(1) = first;
   } else if constexpr (kMerges) {
-    if (args.split_clusters) {
-      rank = blockIdx.x % args.num_splits;
-      work = Parts::split_part(args, cluster_block(args));
-      work.part_slot = -1;  // the cluster writes the final rows
-      const int seq_steps = Parts::steps_of(work.token_end);
-      const int steps_per_split = (seq_steps + args.num_splits - 1) / args.num_splits;
-      merge_ranks = steps_per_split > 0 ? (seq_steps + steps_per_split - 1) / steps_per_split : 0;
-    } else {
-      work = Parts::split_part(args);
-    }
+    // Launched only as clusters (launch_decode's kClusterKernel: LaunchPlan::split_clusters).
+    rank = blockIdx.x % args.num_splits;
+    work = Parts::split_part(args, cluster_block(args));
+    work.part_slot = -1;  // the cluster writes the final rows
+    const int seq_steps = Parts::steps_of(work.token_end);
+    const int steps_per_split = (seq_steps + args.num_splits - 1) / args.num_splits;
+    merge_ranks = steps_per_split > 0 ? (seq_steps + steps_per_split - 1) / steps_per_split : 0;
     if (work.steps <= 0) {
-      // A split past its sequence's end; in a cluster, the others merge without it, and
-      // split 0 writes an empty sequence's result. Its arrival is the cluster barrier's own.
-      if (!args.split_clusters || (merge_ranks == 0 && rank == 0)) {
-        write_empty_result<T::kBlockH, T::kThreads>(args, work);
-      }
+      // A split past its sequence's end: the others merge without it, and split 0 writes an
+      // empty sequence's result. Its arrival is the cluster barrier's own.
+      if (merge_ranks == 0 && rank == 0) write_empty_result<T::kBlockH, T::kThreads>(args, work);
       if (merge_ranks >= 2) {
         cluster_arrive();
         cluster_wait();
