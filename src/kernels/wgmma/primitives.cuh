@@ -154,6 +154,11 @@ __device__ __forceinline__ void store_to_peer(std::uint32_t remote, float x, flo
                "f"(y), "f"(z), "f"(w)
                : "memory");
 }
+// Orders this thread's earlier writes, to other CTAs' shared memory too, before what it does
+// next, at cluster scope.
+__device__ __forceinline__ void fence_cluster() {
+  asm volatile("fence.acq_rel.cluster;\n" ::: "memory");
+}
 // Arrives on a barrier of another CTA of the cluster, releasing this thread's earlier writes
 // (to that CTA's shared memory too) at cluster scope.
 __device__ __forceinline__ void mbarrier_arrive_on_peer(std::uint32_t remote_barrier) {

@@ -186,7 +186,7 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles, kClusterMe
     if constexpr (kMerges) {
       if (merge_ranks >= 2) {
         mbarrier_init(stats_landed, kStatSenders * (merge_ranks - 1));
-        mbarrier_init(shares_landed, T::kMmaThreads * (merge_ranks - 1));
+        mbarrier_init(shares_landed, merge_ranks - 1);
         fence_barrier_init();
       }
     }
@@ -309,8 +309,15 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles, kClusterMe
                       weighted[5], weighted[6], weighted[7]);
       }
     }
-    for (int peer = 0; peer < merge_ranks; ++peer) {
-      if (peer != rank) mbarrier_arrive_on_peer(peer_address(shares_landed, peer));
+    // One arrival per peer once all 128 threads' shares are out, not one per thread and
+    // peer: a release at cluster scope waits for the thread's earlier remote operations, so
+    // a thread's N − 1 arrivals ran one after another into barriers that each counted
+    // 128 (N − 1) of them (measured: ~0.7 µs per split; docs/perf-notes.md, version 61).
+    static_assert(kMaxClusterSplits <= 32, "a lane of warp 0 arrives on each peer");
+    fence_cluster();
+    sync_mma_warps();
+    if (warp == 0 && lane < merge_ranks && lane != rank) {
+      mbarrier_arrive_on_peer(peer_address(shares_landed, lane));
     }
     mbarrier_wait_for_peer(shares_landed, 0);
 #pragma unroll
