@@ -2,9 +2,9 @@
 # One H200 call for version 60 and version 61b, carry ["build-d/base60.txz",
 # "build-d/land60.txz", "build-d/v61.txz"]: version 60's lab A/B (h16.toml, h128.toml: the
 # decision; the committed tables stay valid either way, since the patch leaves every code hash
-# as it is), then version 61b's call (../2026-12-06-v61/fourth.sh), then issue 12's targets
-# with the patched build while time is left. Writes $OUT/v60-ab.tar.gz, $OUT/v61b.tar.gz and
-# $OUT/land60.tar.gz.
+# as it is), then issue 12's targets with the patched build, then version 61b's call
+# (../2026-12-06-v61/fourth.sh, which any Hopper can run) while time is left. Writes
+# $OUT/v60-ab.tar.gz, $OUT/land60.tar.gz and $OUT/v61b.tar.gz.
 export MLALAB_STOP_AT=$(( $(date +%s) + ${MLALAB_CALL_SECONDS:-570} ))
 source scripts/session_steps.sh
 session_folder v60-ab
@@ -14,10 +14,10 @@ R=docs/results/2026-12-06-l2-promotion
 step ab_h16 timeout 140 build-land60/bin/mlalab ab $R/h16.toml --out "$out/h16"
 step ab_h128 timeout 110 build-land60/bin/mlalab ab $R/h128.toml --out "$out/h128"
 v60_status=$status
-bash docs/results/2026-12-06-v61/fourth.sh || v60_status=1
 export MLALAB_PEERS_JSON=docs/results/2026-12-04-h200-v38/peers/peers.json
 export MLALAB_TARGETS_VARIANTS=h16_t16_w4_s2,wgmma_h64_t32_w8_s4,wgmma_h64_t64_w8_s2,\
 wgmma_h16_t64_w4_s2,wgmma_h16_t64_w4_s2_whole
 MLALAB_ARCHIVE_DIR=$OUT bash scripts/gpu_session.sh build-land60 /tmp/mlalab-session/land60 \
   targets || v60_status=1
+bash docs/results/2026-12-06-v61/fourth.sh || v60_status=1
 exit $v60_status
