@@ -30,7 +30,7 @@ set(MLALAB_WGMMA_STAGES_AXIS 2 3 4)
 # whole_tiles; the name's suffix _whole).
 set(MLALAB_WGMMA_SWAPPED_STAGES_AXIS 2 3)
 set(MLALAB_WGMMA_SWAPPED_WHOLE_TILES_AXIS false true)
-# Whether a split launch of 2-8 splits runs each sequence's splits as one cluster that merges
+# Whether a split launch of 2-16 splits runs each sequence's splits as one cluster that merges
 # them in shared memory (VariantShape::cluster_merge; the name's suffix _merge). Two stages
 # only: the split launches where the combine weighs most (16 heads, batch 8-32) race the
 # 2-stage variants. Compiled only with -DMLALAB_CLUSTER_MERGE=ON until they have run on a GPU
