@@ -3,8 +3,7 @@
 # The portable family is the product of the four knob axes below, minus one excluded corner.
 # The wgmma family (Hopper only: built when MLALAB_CUDA_ARCHS has 90a) has 64 heads per CTA
 # and 8 warps (two warpgroups), its knobs block_t and stages, and a swapped kernel for up to
-# 16 heads (one warpgroup, 64-token tiles), its knobs stages, whole tiles and, at two stages,
-# whether a sequence's splits merge in one cluster.
+# 16 heads (one warpgroup, 64-token tiles), its knobs stages and whole tiles.
 # From this list the build generates (a) one tiny instantiation unit per variant, so variants
 # compile in parallel and a build can select a subset, and (b) variant_table.inc, the runtime
 # table that the CLI, the tuner and the tests iterate (src/kernels/registry.cpp).
@@ -30,16 +29,6 @@ set(MLALAB_WGMMA_STAGES_AXIS 2 3 4)
 # whole_tiles; the name's suffix _whole).
 set(MLALAB_WGMMA_SWAPPED_STAGES_AXIS 2 3)
 set(MLALAB_WGMMA_SWAPPED_WHOLE_TILES_AXIS false true)
-# Whether a split launch of 2-16 splits runs each sequence's splits as one cluster that merges
-# them in shared memory (VariantShape::cluster_merge; the name's suffix _merge). Two stages
-# only: the split launches where the combine weighs most (16 heads, batch 8-32) race the
-# 2-stage variants. Compiled only with -DMLALAB_CLUSTER_MERGE=ON until they have run on a GPU
-# (a tuner that raced an untried kernel could hang), which the CI-sized builds turn on to
-# compile them and check their registers.
-set(MLALAB_WGMMA_SWAPPED_CLUSTER_MERGE_AXIS false)
-if(MLALAB_CLUSTER_MERGE)
-  list(APPEND MLALAB_WGMMA_SWAPPED_CLUSTER_MERGE_AXIS true)
-endif()
 
 set(MLALAB_VARIANTS ".*" CACHE STRING "Regex selecting which kernel variants to compile")
 
@@ -92,22 +81,13 @@ function(mlalab_generate_variants out_sources)
     endforeach()
     foreach(stages IN LISTS MLALAB_WGMMA_SWAPPED_STAGES_AXIS)
       foreach(whole_tiles IN LISTS MLALAB_WGMMA_SWAPPED_WHOLE_TILES_AXIS)
-        foreach(cluster_merge IN LISTS MLALAB_WGMMA_SWAPPED_CLUSTER_MERGE_AXIS)
-          if(cluster_merge AND NOT stages EQUAL 2)
-            continue()
-          endif()
-          set(suffix "")
-          if(whole_tiles)
-            string(APPEND suffix "_whole")
-          endif()
-          if(cluster_merge)
-            string(APPEND suffix "_merge")
-          endif()
-          set(args "${stages}, ${whole_tiles}, ${cluster_merge}")
-          mlalab_add_variant("wgmma_h16_t64_w4_s${stages}${suffix}" "kernels/wgmma/swapped.cuh"
-                             "MLALAB_INSTANTIATE_WGMMA_SWAPPED(${args})"
-                             "MLALAB_WGMMA_SWAPPED_VARIANT(${args})")
-        endforeach()
+        set(suffix "")
+        if(whole_tiles)
+          set(suffix "_whole")
+        endif()
+        mlalab_add_variant("wgmma_h16_t64_w4_s${stages}${suffix}" "kernels/wgmma/swapped.cuh"
+                           "MLALAB_INSTANTIATE_WGMMA_SWAPPED(${stages}, ${whole_tiles})"
+                           "MLALAB_WGMMA_SWAPPED_VARIANT(${stages}, ${whole_tiles})")
       endforeach()
     endforeach()
   endif()

@@ -8,8 +8,6 @@
 #   MLALAB_BUILD_TESTS  ON (default) or OFF: the test binaries are 40 % of a small build
 #   MLALAB_TIMELINE     OFF (default) or ON: kernels record per-CTA timelines for
 #                       mlalab bench --timeline (their code hashes then differ)
-#   MLALAB_CLUSTER_MERGE  OFF (default) or ON: also the _merge swapped variants (version 61,
-#                       not yet run on a GPU)
 # Run scripts/setup.sh first on a fresh machine. With ccache installed (setup.sh installs it),
 # every build folder shares compiled objects.
 set -euo pipefail
@@ -21,12 +19,11 @@ variants="${MLALAB_VARIANTS:-.*}"
 archs="${MLALAB_CUDA_ARCHS:-90a;80;120}"
 tests="${MLALAB_BUILD_TESTS:-ON}"
 timeline="${MLALAB_TIMELINE:-OFF}"
-cluster_merge="${MLALAB_CLUSTER_MERGE:-OFF}"
 jobs="$(nproc)"
 
-echo "build: $build_dir: variants '$variants', CUDA archs '$archs', tests $tests, timeline $timeline, _merge variants $cluster_merge, $jobs jobs"
+echo "build: $build_dir: variants '$variants', CUDA archs '$archs', tests $tests, timeline $timeline, $jobs jobs"
 cmake -S "$repo_root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DMLALAB_VARIANTS="$variants" -DMLALAB_CUDA_ARCHS="$archs" -DMLALAB_BUILD_TESTS="$tests" \
-  -DMLALAB_TIMELINE="$timeline" -DMLALAB_CLUSTER_MERGE="$cluster_merge"
+  -DMLALAB_TIMELINE="$timeline"
 cmake --build "$build_dir" -j "$jobs"
 echo "build: done: $build_dir/bin/mlalab"

@@ -7,11 +7,8 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # and the lockstep tile) and its swapped kernel, for the sm_90a only: what the tests need, and what both of the
 # README's commands build without a GPU, so that the second reuses the first's build (one
 # folder, build/).
-ci_variants='^(h16_t16_w4_s2|h64_t32_w8_s2|wgmma_h64_t32_w8_s4|wgmma_h64_t64_w8_s2|wgmma_h16_t64_w4_s2(_merge)?)$'
+ci_variants='^(h16_t16_w4_s2|h64_t32_w8_s2|wgmma_h64_t32_w8_s4|wgmma_h64_t64_w8_s2|wgmma_h16_t64_w4_s2)$'
 ci_cuda_archs='90a'
-# The _merge variant is compiled there (MLALAB_CLUSTER_MERGE, scripts/build.sh) for its
-# register check, and its GPU tests run where a GPU is.
-ci_cluster_merge='ON'
 
 # The build needs nvcc. A CUDA toolkit installed from NVIDIA's packages lives in
 # /usr/local/cuda (or $CUDA_HOME) without being on PATH; put it there when it is not.

@@ -19,7 +19,6 @@ if ! have_gpu; then
   experiment="$repo_root/experiments/cpu-demo.toml"
   export MLALAB_VARIANTS="${MLALAB_VARIANTS:-$ci_variants}"
   export MLALAB_CUDA_ARCHS="${MLALAB_CUDA_ARCHS:-$ci_cuda_archs}"
-  export MLALAB_CLUSTER_MERGE="${MLALAB_CLUSTER_MERGE:-$ci_cluster_merge}"
 fi
 [[ $# -gt 0 ]] && { experiment="$1"; shift; }
 

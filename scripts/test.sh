@@ -3,11 +3,10 @@
 #   bash scripts/test.sh
 # Environment (defaults sized for a 2-core machine without a GPU, and the same as
 # scripts/run_main.sh builds there, into the same folder build/, so one reuses the other):
-#   MLALAB_VARIANTS    default '^(h16_t16_w4_s2|h64_t32_w8_s2|wgmma_h64_t32_w8_s4|wgmma_h64_t64_w8_s2|wgmma_h16_t64_w4_s2(_merge)?)$':
+#   MLALAB_VARIANTS    default '^(h16_t16_w4_s2|h64_t32_w8_s2|wgmma_h64_t32_w8_s4|wgmma_h64_t64_w8_s2|wgmma_h16_t64_w4_s2)$':
 #                      the smallest and the largest portable tile, and the wgmma family's
-#                      two defaults and its swapped kernel, plain and _merge
+#                      two defaults
 #   MLALAB_CUDA_ARCHS  default '90a'
-#   MLALAB_CLUSTER_MERGE  default ON (the _merge variant: scripts/build.sh)
 # Then the Python package's tests (scripts/test_python.sh). Tests labelled gpu, and the Python
 # tests of the CUDA path, skip with the reason where there is no GPU. The summary at the end
 # counts what passed, failed and skipped in each group, with the reasons for the skips.
@@ -16,7 +15,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 export MLALAB_VARIANTS="${MLALAB_VARIANTS:-$ci_variants}"
 export MLALAB_CUDA_ARCHS="${MLALAB_CUDA_ARCHS:-$ci_cuda_archs}"
-export MLALAB_CLUSTER_MERGE="${MLALAB_CLUSTER_MERGE:-$ci_cluster_merge}"
 build_dir="$repo_root/build"
 
 bash "$repo_root/scripts/setup.sh"

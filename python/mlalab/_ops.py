@@ -121,7 +121,6 @@ class VariantConfig:
     warps: int
     stages: int                        # pipeline depth
     whole_tiles: bool                  # swapped kernel: each KV tile taken whole, not in pieces
-    cluster_merge: bool                # swapped kernel: a sequence's 2-16 splits merge in a cluster
     smem_bytes: int                    # dynamic shared memory per CTA (the plan)
     static_smem_bytes: Optional[int]   # of the compiled kernel; None without a GPU
     regs: Optional[int]                # per thread; None without a GPU

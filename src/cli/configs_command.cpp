@@ -137,9 +137,8 @@ CLI::App* add_configs_command(CLI::App& app, int& exit_code) {
   add_checked_option(*command, "--json", options->json_path, output_file(),
                      "Also write the list to FILE as JSON: one object per variant with the keys "
                      "name, family (portable or wgmma), block_h, block_t, warps, stages, "
-                     "whole_tiles (a _whole variant: each KV tile taken whole), cluster_merge "
-                     "(a _merge variant: a sequence's 2-16 splits merge in one cluster), "
-                     "smem_bytes (dynamic), static_smem_bytes, regs, spill_bytes, "
+                     "whole_tiles (a _whole variant: each KV tile taken whole), smem_bytes "
+                     "(dynamic), static_smem_bytes, regs, spill_bytes, "
                      "max_ctas_per_sm, max_balanced_ctas_per_sm, balanced_spill_bytes (these "
                      "null when unknown: no GPU), feasible, reason (empty when feasible and fully "
                      "checked), unchecked (the rules that could not be evaluated), measured "

@@ -68,23 +68,19 @@ std::optional<SplitPolicy> parse_split_policy(std::string_view text, std::string
 
 constexpr std::string_view kWgmmaPrefix = "wgmma_";
 constexpr std::string_view kWholeTilesSuffix = "_whole";
-constexpr std::string_view kClusterMergeSuffix = "_merge";
 
 std::string variant_name(const VariantShape& shape) {
-  return fmt::format("{}h{}_t{}_w{}_s{}{}{}",
+  return fmt::format("{}h{}_t{}_w{}_s{}{}",
                      shape.family == KernelFamily::kWgmma ? kWgmmaPrefix : std::string_view{},
                      shape.block_h, shape.block_t, shape.warps, shape.stages,
-                     shape.whole_tiles ? kWholeTilesSuffix : std::string_view{},
-                     shape.cluster_merge ? kClusterMergeSuffix : std::string_view{});
+                     shape.whole_tiles ? kWholeTilesSuffix : std::string_view{});
 }
 
 std::optional<VariantShape> parse_variant_name(std::string_view name) {
   // An optional family prefix, then four '_'-separated fields, each a letter followed by a
-  // number, in the order h t w s, then _whole and _merge, each optional, in that order.
+  // number, in the order h t w s, then an optional suffix.
   const bool wgmma = name.starts_with(kWgmmaPrefix);
   if (wgmma) name.remove_prefix(kWgmmaPrefix.size());
-  const bool cluster_merge = name.ends_with(kClusterMergeSuffix);
-  if (cluster_merge) name.remove_suffix(kClusterMergeSuffix.size());
   const bool whole_tiles = name.ends_with(kWholeTilesSuffix);
   if (whole_tiles) name.remove_suffix(kWholeTilesSuffix.size());
   constexpr std::string_view kPrefixes = "htws";
@@ -102,8 +98,7 @@ std::optional<VariantShape> parse_variant_name(std::string_view name) {
   }
   return VariantShape{.family = wgmma ? KernelFamily::kWgmma : KernelFamily::kPortable,
                       .block_h = values[0], .block_t = values[1], .warps = values[2],
-                      .stages = values[3], .whole_tiles = whole_tiles,
-                      .cluster_merge = cluster_merge};
+                      .stages = values[3], .whole_tiles = whole_tiles};
 }
 
 }  // namespace mlalab

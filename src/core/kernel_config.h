@@ -41,8 +41,7 @@ constexpr int kMaxBalancedWorkers = 1024;
 enum class KernelFamily { kPortable, kWgmma };
 
 // The compile-time shape of one variant; its name encodes it: h16_t16_w4_s2 (portable),
-// wgmma_h64_t64_w8_s2 (wgmma family), wgmma_h16_t64_w4_s2_whole (whole_tiles),
-// wgmma_h16_t64_w4_s2_merge (cluster_merge; both: _whole_merge).
+// wgmma_h64_t64_w8_s2 (wgmma family), wgmma_h16_t64_w4_s2_whole (whole_tiles).
 struct VariantShape {
   KernelFamily family = KernelFamily::kPortable;
   int block_h = 0;  // query heads per CTA (rows of the MMA tiles)
@@ -54,12 +53,6 @@ struct VariantShape {
   // its own P·V. Pieces win where the memory system has slack; where it is saturated a CTA
   // that asks sooner can lose (docs/perf-notes.md, version 59), so the tuner races both.
   bool whole_tiles = false;
-  // The wgmma swapped kernel only: a split launch of 2-16 splits runs each sequence's splits as
-  // one cluster whose CTAs merge their results through each other's shared memory (no partial
-  // rows, no combine kernel). The combine is most of what a split costs at 16 heads, batch
-  // 8-32 (docs/perf-notes.md, version 61); whether the cluster's placement costs more is the
-  // tuner's to race.
-  bool cluster_merge = false;
   bool operator==(const VariantShape&) const = default;
 };
 

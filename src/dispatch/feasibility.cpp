@@ -132,15 +132,13 @@ cudaError_t query_usage(const kernels::Variant& variant, int d_qk, ResourceUsage
     return status;
   }
   usage->balanced_spill_bytes = static_cast<int>(balanced_attributes.localSizeBytes);
-  if (const int most = kernels::wgmma::max_cluster_splits(variant.shape); most >= 2) {
-    usage->resident_split_clusters.assign(most + 1, 0);
-    for (int ctas = 2; ctas <= most; ++ctas) {
-      if (const auto status = kernels::max_split_clusters(
-              variant, d_qk, ctas, &usage->resident_split_clusters[ctas]);
-          status != cudaSuccess) {
-        return status;
-      }
+  if (kernels::wgmma::merges_split_pairs(variant.shape)) {
+    int clusters = 0;
+    if (const auto status = kernels::max_split_pair_clusters(variant, d_qk, &clusters);
+        status != cudaSuccess) {
+      return status;
     }
+    usage->max_split_pair_clusters = clusters;
   }
   return cudaSuccess;
 }
@@ -158,15 +156,10 @@ std::optional<std::string> balanced_launch_refusal(const ResourceUsage& usage) {
 
 kernels::DeviceSlots Placement::slots(int sm_count) const {
   const int balanced = verdict.feasible ? usage.max_balanced_ctas_per_sm.value_or(0) : 0;
-  kernels::DeviceSlots slots{.sm_count = sm_count,
-                             .ctas_per_sm = std::max(1, ctas_per_sm()),
-                             .balanced_ctas_per_sm =
-                                 balanced > 0 ? balanced : std::max(1, ctas_per_sm())};
-  const std::size_t measured =
-      std::min(usage.resident_split_clusters.size(), slots.resident_split_clusters.size());
-  std::copy_n(usage.resident_split_clusters.begin(), measured,
-              slots.resident_split_clusters.begin());
-  return slots;
+  return {.sm_count = sm_count,
+          .ctas_per_sm = std::max(1, ctas_per_sm()),
+          .balanced_ctas_per_sm = balanced > 0 ? balanced : std::max(1, ctas_per_sm()),
+          .split_pairs_fit = usage.max_split_pair_clusters.value_or(1) > 0};
 }
 
 std::optional<GpuLimits> current_gpu_limits() {
@@ -235,7 +228,6 @@ nlohmann::ordered_json variant_table_json(const std::vector<PlacedVariant>& tabl
          {"warps", shape.warps},
          {"stages", shape.stages},
          {"whole_tiles", shape.whole_tiles},
-         {"cluster_merge", shape.cluster_merge},
          {"smem_bytes", usage.smem_bytes},
          {"static_smem_bytes",
           placement.measured ? nlohmann::ordered_json(usage.static_smem_bytes) : nullptr},

@@ -38,10 +38,8 @@ struct ResourceUsage {
   std::optional<int> max_ctas_per_sm;  // resident CTAs per SM (occupancy calculator)
   std::optional<int> max_balanced_ctas_per_sm;  // the same for the balanced kernel
   std::optional<int> balanced_spill_bytes;      // and its local memory bytes per thread
-  // Variants whose split launches merge in clusters: [N] how many clusters of N split CTAs
-  // the GPU holds at once (occupancy calculator), for N up to the variant's
-  // wgmma::max_cluster_splits (0: none fits); empty when unknown or not such a variant.
-  std::vector<int> resident_split_clusters;
+  std::optional<int> max_split_pair_clusters;   // resident clusters of two split CTAs, for
+                                                // variants that merge split pairs
   int required_compute_capability = 0;  // 90 for sm_90a-only code; 0 for any architecture
 };
 

@@ -10,9 +10,8 @@
 // computes the parts of its share of the batch's token stream (balanced_partition.h).
 // Head blocks are the fastest index so that the CTAs reading the same KV tokens (H = 128 has
 // two or more head blocks) run side by side and share those tokens through L2. A launch whose
-// splits merge in clusters (LaunchPlan::split_clusters) orders its CTAs (batch, head block,
-// split) so that each sequence's splits are one cluster; its kernel maps them back
-// (wgmma/decode.cuh, pair_block; wgmma/swapped.cuh, cluster_block).
+// split pairs merge (LaunchPlan::split_pairs) orders its CTAs (batch, head block, split) so
+// that each pair is a cluster; its kernel maps them back (wgmma/decode.cuh, pair_block).
 #include <cub/block/block_scan.cuh>
 #include <cuda_runtime.h>
 
@@ -44,7 +43,7 @@ struct DecodeArgs {
   float* partial_out;
   float* partial_lse;
   balanced::SequenceParts* sequence_parts;  // balanced: [batch], for the combine
-  bool split_clusters;  // each sequence's splits a cluster that merges them (LaunchPlan)
+  bool split_pairs;  // two splits, each pair a cluster that merges its halves (LaunchPlan)
 #ifdef MLALAB_TIMELINE
   CtaTimeline* timeline;  // [CTAs], or nullptr: no timeline asked for (kernels/timeline.h)
 #endif
@@ -477,17 +476,6 @@ cudaError_t allow_smem(int smem_bytes) {
   return status;
 }
 
-// Lets a kernel run as clusters larger than the portable 8 CTAs, once (as allow_smem).
-template <auto kKernel>
-cudaError_t allow_large_clusters() {
-  static std::atomic<bool> allowed{false};
-  if (allowed.load()) return cudaSuccess;
-  const cudaError_t status =
-      cudaFuncSetAttribute(kKernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-  if (status == cudaSuccess) allowed.store(true);
-  return status;
-}
-
 // A family whose kernels take DecodeArgs as they are.
 struct PlainArgs {
   const DecodeArgs& operator()(const DecodeArgs& args) const { return args; }
@@ -503,12 +491,8 @@ enum class LaunchOrder { kPlain, kDependent };
 // DecodeArgs into the kernels' parameter (a family may add to them: the wgmma family's
 // tensor map). `part_start_cost`: what starting a part costs a balanced worker, in the
 // variant's steps (balanced_partition.h's start_cost).
-// kMaxClusterSplits: the most splits kClusterKernel merges in one cluster (0: none), the
-// kernel of split launches that merge in clusters (LaunchPlan::split_clusters): kSplitKernel
-// itself, or one of its own whose merge does not weigh on the others' code.
 template <auto kSplitKernel, auto kBalancedKernel, LaunchOrder kOrder = LaunchOrder::kPlain,
-          int kMaxClusterSplits = 0, auto kClusterKernel = kSplitKernel,
-          typename KernelArgs = PlainArgs>
+          bool kMergesSplitPairs = false, typename KernelArgs = PlainArgs>
 LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const DecodeParams& params,
                            const LaunchPlan& plan, void* workspace, cudaStream_t stream,
                            KernelArgs kernel_args = {}, int part_start_cost = kPrologueSteps) {
@@ -520,7 +504,7 @@ LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const Decod
                  plan.ctas == head_blocks * plan.workers
            : plan.num_splits >= 1 && plan.num_splits <= kMaxSplits &&
                  plan.ctas == params.batch * head_blocks * plan.num_splits) &&
-      (!plan.split_clusters || (plan.num_splits >= 2 && plan.num_splits <= kMaxClusterSplits));
+      (!plan.split_pairs || (kMergesSplitPairs && plan.num_splits == 2));
   const bool needs_workspace = plan.balanced() || plan.partial_splits() > 1;
   if (validate_shapes(params) || !plan_matches || (plan.timeline && !kTimelineBuild) ||
       ((needs_workspace || plan.timeline) && workspace == nullptr)) {
@@ -531,19 +515,10 @@ LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const Decod
   if (smem_limit > 0 && smem_bytes > smem_limit) {
     return {.error = cudaErrorInvalidValue, .refusal = LaunchRefusal::kCannotRunHere};
   }
-  if (const cudaError_t status = plan.balanced()         ? allow_smem<kBalancedKernel>(smem_bytes)
-                                 : plan.split_clusters ? allow_smem<kClusterKernel>(smem_bytes)
-                                                       : allow_smem<kSplitKernel>(smem_bytes);
+  if (const cudaError_t status = plan.balanced() ? allow_smem<kBalancedKernel>(smem_bytes)
+                                                 : allow_smem<kSplitKernel>(smem_bytes);
       status != cudaSuccess) {
     return {.error = status, .refusal = LaunchRefusal::kNone};
-  }
-  if constexpr (kMaxClusterSplits > kMaxPortableClusterCtas) {
-    if (plan.split_clusters && plan.num_splits > kMaxPortableClusterCtas) {
-      if (const cudaError_t status = allow_large_clusters<kClusterKernel>();
-          status != cudaSuccess) {
-        return {.error = status, .refusal = LaunchRefusal::kNone};
-      }
-    }
   }
 
   DecodeArgs args{.params = params,
@@ -556,7 +531,7 @@ LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const Decod
                   .partial_out = nullptr,
                   .partial_lse = nullptr,
                   .sequence_parts = nullptr,
-                  .split_clusters = plan.split_clusters};
+                  .split_pairs = plan.split_pairs};
   if (needs_workspace) {
     const WorkspaceLayout layout =
         workspace_layout(plan.partial_splits(), plan.workers, params.batch, params.num_heads);
@@ -575,19 +550,18 @@ LaunchStatus launch_decode(int block_h, int threads, int smem_bytes, const Decod
   cudaLaunchAttribute attributes[2];
   cudaLaunchConfig_t config =
       launch_config(stream, kOrder == LaunchOrder::kDependent, attributes[0]);
-  if (plan.split_clusters) {
+  if (plan.split_pairs) {
     cudaLaunchAttribute& cluster = attributes[config.numAttrs++];
     cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim = {.x = static_cast<unsigned>(plan.num_splits), .y = 1, .z = 1};
+    cluster.val.clusterDim = {.x = 2, .y = 1, .z = 1};
     config.attrs = attributes;
   }
   config.gridDim = dim3(static_cast<unsigned>(plan.ctas));
   config.blockDim = dim3(static_cast<unsigned>(threads));
   config.dynamicSmemBytes = static_cast<std::size_t>(smem_bytes);
-  cudaError_t status =
-      plan.balanced()         ? cudaLaunchKernelEx(&config, kBalancedKernel, kernel_args(args))
-      : plan.split_clusters ? cudaLaunchKernelEx(&config, kClusterKernel, kernel_args(args))
-                            : cudaLaunchKernelEx(&config, kSplitKernel, kernel_args(args));
+  cudaError_t status = plan.balanced()
+                           ? cudaLaunchKernelEx(&config, kBalancedKernel, kernel_args(args))
+                           : cudaLaunchKernelEx(&config, kSplitKernel, kernel_args(args));
   if (status == cudaSuccess && needs_workspace) {
     status = launch_combine(params, plan.num_splits, args.partial_out, args.partial_lse,
                             args.sequence_parts, stream);

@@ -31,7 +31,7 @@ using LaunchFn = LaunchStatus (*)(const DecodeParams& params, const LaunchPlan& 
 
 struct VariantHandles {
   LaunchFn launch;             // validates, then launches decode (+ the combine if balanced,
-                               // or split without merging clusters: LaunchPlan::split_clusters)
+                               // or split without merging pairs: LaunchPlan::split_pairs)
   // The __global__ symbols, for attribute and occupancy queries: the split kernel (what
   // `mlalab configs` and the feasibility rules judge) and the balanced one.
   const void* decode_kernel;

@@ -41,15 +41,14 @@ Variant make_variant(const VariantShape& shape, VariantHandles handles) {
                             .warps = wgmma::kWarps,                                          \
                             .stages = kStages},                                              \
                wgmma::variant_handles<kBlockT, kStages>()),
-#define MLALAB_WGMMA_SWAPPED_VARIANT(kStages, kWholeTiles, kClusterMerge)                    \
+#define MLALAB_WGMMA_SWAPPED_VARIANT(kStages, kWholeTiles)                                   \
   make_variant(VariantShape{.family = KernelFamily::kWgmma,                                  \
                             .block_h = wgmma::kSwappedBlockH,                                \
                             .block_t = wgmma::kSwappedBlockT,                                \
                             .warps = wgmma::kSwappedWarps,                                   \
                             .stages = kStages,                                               \
-                            .whole_tiles = kWholeTiles,                                      \
-                            .cluster_merge = kClusterMerge},                                 \
-               wgmma::swapped_variant_handles<kStages, kWholeTiles, kClusterMerge>()),
+                            .whole_tiles = kWholeTiles},                                     \
+               wgmma::swapped_variant_handles<kStages, kWholeTiles>()),
 
 const std::vector<Variant>& table() {
   static const std::vector<Variant> variants = {
@@ -110,30 +109,22 @@ cudaError_t max_ctas_per_sm(const Variant& variant, int d_qk, int* ctas, bool ba
                                                        smem);
 }
 
-cudaError_t max_split_clusters(const Variant& variant, int d_qk, int cluster_ctas,
-                               int* clusters) {
+cudaError_t max_split_pair_clusters(const Variant& variant, int d_qk, int* clusters) {
   *clusters = 0;
-  if (wgmma::max_cluster_splits(variant.shape) < cluster_ctas) return cudaSuccess;
+  if (!wgmma::merges_split_pairs(variant.shape)) return cudaSuccess;
   int ctas = 0;  // (also opts the kernel in to its shared memory)
   if (const auto status = max_ctas_per_sm(variant, d_qk, &ctas);
       status != cudaSuccess || ctas == 0) {
     return status;
   }
-  if (cluster_ctas > kMaxPortableClusterCtas) {
-    if (const auto status = cudaFuncSetAttribute(
-            variant.handles.decode_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-        status != cudaSuccess) {
-      return status;
-    }
-  }
-  cudaLaunchAttribute cluster{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim = {.x = static_cast<unsigned>(cluster_ctas), .y = 1, .z = 1};
+  cudaLaunchAttribute pair{};
+  pair.id = cudaLaunchAttributeClusterDimension;
+  pair.val.clusterDim = {.x = 2, .y = 1, .z = 1};
   cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(cluster_ctas));
+  config.gridDim = dim3(2);
   config.blockDim = dim3(static_cast<unsigned>(threads_of(variant.shape)));
   config.dynamicSmemBytes = static_cast<std::size_t>(decode_smem_bytes(variant.shape, d_qk));
-  config.attrs = &cluster;
+  config.attrs = &pair;
   config.numAttrs = 1;
   return cudaOccupancyMaxActiveClusters(clusters, variant.handles.decode_kernel, &config);
 }

@@ -63,11 +63,9 @@ constexpr int threads_of(const VariantShape& shape) {
 // shared-memory size (needs a GPU); 0 when it cannot launch at all.
 cudaError_t max_ctas_per_sm(const Variant& variant, int d_qk, int* ctas, bool balanced = false);
 
-// Clusters of `cluster_ctas` of the variant's split CTAs the GPU holds at once, for variants
-// whose split launches run as such clusters (up to wgmma::max_cluster_splits CTAs; 0 for
-// larger clusters and the other variants).
-cudaError_t max_split_clusters(const Variant& variant, int d_qk, int cluster_ctas,
-                               int* clusters);
+// Clusters of two of the variant's split CTAs the GPU holds at once, for variants whose
+// two-split launches run as such clusters (wgmma::merges_split_pairs; 0 for the others).
+cudaError_t max_split_pair_clusters(const Variant& variant, int d_qk, int* clusters);
 
 // Launch a planned call: picks the variant by config.shape, validates shapes, launches. A
 // refused call says why (LaunchStatus::refusal): kInvalidInput for shapes, a plan or a

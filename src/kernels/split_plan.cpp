@@ -10,25 +10,6 @@ namespace {
 
 int ceil_div(long long a, long long b) { return static_cast<int>((a + b - 1) / b); }
 
-// A split launch merges each sequence's splits in one cluster where the variant merges that
-// many, the GPU holds such a cluster, and its clusters take no more waves than the CTAs alone
-// would: a cluster needs its CTAs' SMs free in one GPC, so a GPU holds fewer CTAs in clusters
-// than alone (an H100 holds 7 clusters of 16 CTAs of one SM each, 112 of its 132 SMs), and a
-// launch of one more cluster than it holds runs a second wave of them (measured on an H100:
-// 16 clusters of 8 and 32 of 4 took 35 and 25 % longer than the same splits unmerged;
-// docs/perf-notes.md, version 61).
-bool merges_in_clusters(const LaunchPlan& plan, const VariantShape& shape,
-                        const DeviceSlots& slots) {
-  const int n = plan.num_splits;
-  if (n < 2 || n > wgmma::max_cluster_splits(shape)) return false;
-  const int resident = slots.resident_split_clusters[n];
-  if (resident == kUnknownClusters) return true;
-  if (resident < 1) return false;
-  const long long slots_per_wave =
-      std::max(1LL, static_cast<long long>(slots.sm_count) * slots.ctas_per_sm);
-  return ceil_div(plan.ctas / n, resident) <= ceil_div(plan.ctas, slots_per_wave);
-}
-
 }  // namespace
 
 int choose_num_splits(const SplitPolicy& policy, const SplitShape& shape,
@@ -144,7 +125,8 @@ LaunchPlan plan_launch(const DecodeParams& params, const KernelConfig& config, i
                                        .family = config.shape.family},
                                       slots);
   plan.ctas = params.batch * plan.head_blocks * plan.num_splits;
-  plan.split_clusters = merges_in_clusters(plan, config.shape, slots);
+  plan.split_pairs =
+      plan.num_splits == 2 && wgmma::merges_split_pairs(config.shape) && slots.split_pairs_fit;
   plan.workspace_bytes =
       split_workspace_bytes(plan.partial_splits(), params.batch, params.num_heads, params.d_v);
   return plan;

@@ -3,19 +3,12 @@
 // splits each sequence's KV range is cut into, and how much workspace the partial results
 // need. Pure functions, tested without a GPU.
 #include <algorithm>
-#include <array>
 #include <cstddef>
 
 #include "core/decode_params.h"
 #include "core/kernel_config.h"
 
 namespace mlalab::kernels {
-
-// Thread-block clusters: up to 8 CTAs on any GPU that has them (the portable size), up to 16
-// on Hopper for a kernel that opts in (cudaFuncAttributeNonPortableClusterSizeAllowed).
-constexpr int kMaxPortableClusterCtas = 8;
-constexpr int kMaxClusterCtas = 16;
-constexpr int kUnknownClusters = -1;
 
 // What the plan needs to know about the device. ctas_per_sm is the variant's occupancy
 // (1 when unknown, e.g. on the CPU); balanced_ctas_per_sm that of its balanced kernel, which
@@ -24,18 +17,9 @@ struct DeviceSlots {
   int sm_count = 1;
   int ctas_per_sm = 1;
   int balanced_ctas_per_sm = 0;
-  // [N]: how many clusters of N of the variant's split CTAs the GPU holds at once, for the
-  // sizes its launches merge (LaunchPlan::split_clusters). 0 where none fits: a partition of
-  // a GPU (MIG, a green context) may hold small ones or none, and a cluster of more than 8
-  // needs that many free SMs in one GPC. kUnknownClusters where not measured (no GPU): taken
-  // to fit as the CTAs alone do.
-  std::array<int, kMaxClusterCtas + 1> resident_split_clusters = unknown_clusters();
-
-  static constexpr std::array<int, kMaxClusterCtas + 1> unknown_clusters() {
-    std::array<int, kMaxClusterCtas + 1> clusters{};
-    clusters.fill(kUnknownClusters);
-    return clusters;
-  }
+  // Whether the GPU can hold a cluster of two of the variant's CTAs (LaunchPlan::split_pairs):
+  // a whole GPU can, a partition of it (MIG, a green context) may not.
+  bool split_pairs_fit = true;
 };
 
 struct LaunchPlan {
@@ -47,14 +31,14 @@ struct LaunchPlan {
   std::size_t workspace_bytes = 0;  // partial out + lse when num_splits > 1 or balanced, else 0
                                     // (and the timeline after them, when asked for)
   bool timeline = false;  // record a per-CTA timeline (kernels/timeline.h: with_timeline)
-  // Each sequence's num_splits CTAs are launched as one cluster and merge their results in
-  // shared memory: no partial rows, no combine. The wgmma 64-head kernel's two-split launches
-  // (decode.cuh, merge_pair) and the _merge swapped variants' of 2-16 splits (swapped.cuh).
-  bool split_clusters = false;
+  // Two splits whose CTAs are launched as clusters of two and merge their halves of each
+  // sequence in shared memory (the wgmma 64-head kernel, decode.cuh): no partial rows, no
+  // combine.
+  bool split_pairs = false;
 
   bool balanced() const { return workers > 0; }
-  // The splits whose partial rows the workspace holds: 1 (none) where a cluster merges them.
-  int partial_splits() const { return split_clusters ? 1 : num_splits; }
+  // The splits whose partial rows the workspace holds: 1 (none) where pairs merge in a cluster.
+  int partial_splits() const { return split_pairs ? 1 : num_splits; }
 };
 
 // The problem as the split policies see it: its size, and the variant's head blocks and tile.

@@ -102,9 +102,9 @@ bool compiled_in_this_build(const std::string& name) {
 // The variant a refusal says is missing from the build, if that is what it says.
 std::optional<std::string> variant_missing_from_build(const std::string& what) {
   static const std::regex kNotCompiled(
-      "((?:wgmma_)?h[0-9]+_t[0-9]+_w[0-9]+_s[0-9]+(?:_whole)?(?:_merge)?), which is not "
+      "((?:wgmma_)?h[0-9]+_t[0-9]+_w[0-9]+_s[0-9]+(?:_whole)?), which is not "
       "compiled into this build|"
-      "'((?:wgmma_)?h[0-9]+_t[0-9]+_w[0-9]+_s[0-9]+(?:_whole)?(?:_merge)?)' is not compiled "
+      "'((?:wgmma_)?h[0-9]+_t[0-9]+_w[0-9]+_s[0-9]+(?:_whole)?)' is not compiled "
       "into this build");
   std::smatch match;
   if (!std::regex_search(what, match, kNotCompiled)) return std::nullopt;

@@ -62,17 +62,6 @@ TEST(VariantName, RoundTrips) {
   EXPECT_FALSE(parse_variant_name("wgmma_h16_t64_w4_whole"));
   EXPECT_FALSE(parse_variant_name("wgmma_h16_t64_w4_s2_whole_"));
   EXPECT_FALSE(parse_variant_name("wgmma_h16_t64_w4_s2_wh"));
-
-  VariantShape merge = whole;
-  merge.whole_tiles = false;
-  merge.cluster_merge = true;
-  EXPECT_EQ(variant_name(merge), "wgmma_h16_t64_w4_s2_merge");
-  EXPECT_EQ(parse_variant_name("wgmma_h16_t64_w4_s2_merge"), merge);
-  merge.whole_tiles = true;
-  EXPECT_EQ(variant_name(merge), "wgmma_h16_t64_w4_s2_whole_merge");
-  EXPECT_EQ(parse_variant_name("wgmma_h16_t64_w4_s2_whole_merge"), merge);
-  EXPECT_FALSE(parse_variant_name("wgmma_h16_t64_w4_s2_merge_whole"));
-  EXPECT_FALSE(parse_variant_name("wgmma_h16_t64_w4_s2_merge_merge"));
 }
 
 }  // namespace

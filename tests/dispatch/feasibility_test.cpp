@@ -44,8 +44,7 @@ VariantShape shape(int block_h, int block_t, int warps, int stages) {
 ResourceUsage measured(int smem_bytes, int threads = 128) {
   return ResourceUsage{.smem_bytes = smem_bytes, .static_smem_bytes = 0, .threads = threads,
                        .regs = 128, .spill_bytes = 0, .max_ctas_per_sm = 1,
-                       .max_balanced_ctas_per_sm = 1, .balanced_spill_bytes = 0,
-                       .resident_split_clusters = {}};
+                       .max_balanced_ctas_per_sm = 1, .balanced_spill_bytes = 0};
 }
 
 GpuLimits h200() { return GpuLimits{.smem_optin_bytes = kH200Optin, .smem_per_sm_bytes = 233472}; }
@@ -274,22 +273,15 @@ TEST(Judge, MeasuredAndWithinLimitsIsFeasibleWithNothingUnchecked) {
   EXPECT_TRUE(verdict.unchecked.empty());
 }
 
-// Split launches merge in clusters as large as the GPU holds (plan_launch): all of a portable
-// cluster's 8 where that is not known (no GPU, or no such kernel); the 64-head kernel's pairs
-// where a cluster of two is resident; none where a partition of a GPU holds no cluster (1),
-// whose launches write the combine's partial rows instead.
-TEST(PlacementSlots, SplitClustersAsLargeAsTheGpuHolds) {
+// Two-split launches of the 64-head wgmma kernel run as clusters of two CTAs; a GPU that holds
+// none (a partition of one) gets the combine's partial rows instead (plan_launch).
+TEST(PlacementSlots, SplitPairsFitUnlessNoClusterOfTwoIsResident) {
   Placement placement{.usage = measured(kH16T16W4S2V3)};
-  for (const int clusters : placement.slots(132).resident_split_clusters) {
-    EXPECT_EQ(clusters, kernels::kUnknownClusters);
-  }
-  // Measured up to 4 (a variant that merges at most 4): the rest stay unknown, unused.
-  placement.usage.resident_split_clusters = {0, 0, 66, 33, 0};
-  const kernels::DeviceSlots slots = placement.slots(132);
-  EXPECT_EQ(slots.resident_split_clusters[2], 66);
-  EXPECT_EQ(slots.resident_split_clusters[3], 33);
-  EXPECT_EQ(slots.resident_split_clusters[4], 0);
-  EXPECT_EQ(slots.resident_split_clusters[5], kernels::kUnknownClusters);
+  EXPECT_TRUE(placement.slots(132).split_pairs_fit);  // not known (no GPU, or no such kernel)
+  placement.usage.max_split_pair_clusters = 66;
+  EXPECT_TRUE(placement.slots(132).split_pairs_fit);
+  placement.usage.max_split_pair_clusters = 0;
+  EXPECT_FALSE(placement.slots(132).split_pairs_fit);
 }
 
 // judge_here is what bench, the A/B lab and configs ask. Without a GPU it judges the plan: the

@@ -85,19 +85,10 @@ std::vector<CaseSpec> sweep_cases() {
   add("one_token_b1_h1_p1",
       {.batch = 1, .num_heads = 1, .seq_lens = {1}, .page_size = 1, .with_sinks = true},
       every_split);
-  // The _merge variants' clusters of 2-16 splits: uneven units of d_v per CTA (3, 5, 12), a
-  // full portable cluster (8) and a full large one (16, where the GPU holds them: plan_launch),
-  // splits past short sequences' ends (fewer CTAs with tokens).
-  const std::vector<SplitPolicy> cluster_splits = {fixed(3), fixed(5), fixed(8), fixed(12),
-                                                   fixed(16)};
   add("all_lengths_h16_p64",
       {.batch = all_lengths, .num_heads = 16, .seq_lens = every_length, .page_size = 64,
        .with_sinks = true},
       every_split);
-  add("all_lengths_h16_p64_cluster_splits",
-      {.batch = all_lengths, .num_heads = 16, .seq_lens = every_length, .page_size = 64,
-       .with_sinks = true},
-      cluster_splits);
   add("all_lengths_h17_p1",
       {.batch = all_lengths, .num_heads = 17, .seq_lens = every_length, .page_size = 1},
       every_split);
@@ -127,9 +118,6 @@ std::vector<CaseSpec> sweep_cases() {
   add("b3_h17_p16",
       {.batch = 3, .num_heads = 17, .seq_lens = {15, 16, 17}, .page_size = 16, .with_sinks = true},
       every_split);
-  add("b4_h17_cluster_splits_p64",
-      {.batch = 4, .num_heads = 17, .seq_lens = {4097, 300, 1000, 64}, .page_size = 64},
-      cluster_splits);
   add("mixed_b64_h16_p64",
       {.batch = 64, .num_heads = 16, .seq_lens = bench::mixed_lengths(64, 1000, 11),
        .page_size = 64, .with_sinks = true},
@@ -317,8 +305,7 @@ void run_case(const kernels::Variant& variant, const kernels::DeviceSlots& slots
       "{} {} {} split {} ({})", variant.name, name_of(context.layout), prepared.name,
       split.to_string(),
       plan.balanced() ? fmt::format("{} workers", plan.workers)
-                      : fmt::format("{} splits{}", plan.num_splits,
-                                    plan.split_clusters ? " merged in clusters" : ""));
+                      : fmt::format("{} splits", plan.num_splits));
   ++tally.cases;
   const auto fail = [&](const std::string& what) {
     if (++tally.failures <= kMaxReportedFailures) ADD_FAILURE() << where << ": " << what;

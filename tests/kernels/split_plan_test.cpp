@@ -8,7 +8,6 @@
 
 #include "bench/problem.h"
 #include "kernels/balanced_partition.h"
-#include "kernels/wgmma/traits.h"
 
 namespace mlalab::kernels {
 namespace {
@@ -190,7 +189,7 @@ TEST(PlanLaunch, TwoSplitsOfTheWgmmaKernelMergeInPairsWithoutWorkspace) {
   constexpr VariantShape kSeesaw{
       .family = KernelFamily::kWgmma, .block_h = 64, .block_t = 32, .warps = 8, .stages = 4};
   const LaunchPlan pairs = plan_launch(params, {.shape = kSeesaw, .split = fixed(2)}, 1024, kH200);
-  EXPECT_TRUE(pairs.split_clusters);
+  EXPECT_TRUE(pairs.split_pairs);
   EXPECT_EQ(pairs.num_splits, 2);
   EXPECT_EQ(pairs.partial_splits(), 1);
   EXPECT_EQ(pairs.ctas, 32 * 2 * 2);
@@ -199,14 +198,14 @@ TEST(PlanLaunch, TwoSplitsOfTheWgmmaKernelMergeInPairsWithoutWorkspace) {
   // Other split counts, and the other kernels (the swapped wgmma one, the portable family),
   // write partial rows for the combine.
   const LaunchPlan three = plan_launch(params, {.shape = kSeesaw, .split = fixed(3)}, 1024, kH200);
-  EXPECT_FALSE(three.split_clusters);
+  EXPECT_FALSE(three.split_pairs);
   EXPECT_EQ(three.workspace_bytes, split_workspace_bytes(3, 32, 128, 512));
   constexpr VariantShape kSwapped{
       .family = KernelFamily::kWgmma, .block_h = 16, .block_t = 64, .warps = 4, .stages = 2};
   constexpr VariantShape kPortable{.block_h = 16, .block_t = 16, .warps = 4, .stages = 2};
   for (const VariantShape& shape : {kSwapped, kPortable}) {
     const LaunchPlan plan = plan_launch(params, {.shape = shape, .split = fixed(2)}, 1024, kH200);
-    EXPECT_FALSE(plan.split_clusters) << shape.block_h;
+    EXPECT_FALSE(plan.split_pairs) << shape.block_h;
     EXPECT_EQ(plan.workspace_bytes, split_workspace_bytes(2, 32, 128, 512)) << shape.block_h;
   }
 }
@@ -214,108 +213,15 @@ TEST(PlanLaunch, TwoSplitsOfTheWgmmaKernelMergeInPairsWithoutWorkspace) {
 TEST(PlanLaunch, TwoSplitsWriteRowsForTheCombineWhereNoPairFits) {
   // A GPU partition (MIG, a green context) that holds no cluster of two such CTAs.
   DeviceSlots partition = kH200;
-  partition.resident_split_clusters.fill(0);
+  partition.split_pairs_fit = false;
   const DecodeParams params{.batch = 32, .num_heads = 128, .d_qk = 576, .d_v = 512};
   constexpr VariantShape kSeesaw{
       .family = KernelFamily::kWgmma, .block_h = 64, .block_t = 32, .warps = 8, .stages = 4};
   const LaunchPlan plan =
       plan_launch(params, {.shape = kSeesaw, .split = fixed(2)}, 1024, partition);
-  EXPECT_FALSE(plan.split_clusters);
+  EXPECT_FALSE(plan.split_pairs);
   EXPECT_EQ(plan.partial_splits(), 2);
   EXPECT_EQ(plan.workspace_bytes, split_workspace_bytes(2, 32, 128, 512));
-}
-
-TEST(PlanLaunch, TwoToSixteenSplitsOfAMergeVariantMergeInOneClusterPerSequence) {
-  const DecodeParams params{.batch = 8, .num_heads = 16, .d_qk = 576, .d_v = 512};
-  constexpr VariantShape kMerge{.family = KernelFamily::kWgmma, .block_h = 16, .block_t = 64,
-                                .warps = 4, .stages = 2, .cluster_merge = true};
-  for (int splits = 2; splits <= 16; ++splits) {
-    const LaunchPlan plan =
-        plan_launch(params, {.shape = kMerge, .split = fixed(splits)}, 4096, kH200);
-    EXPECT_TRUE(plan.split_clusters) << splits;
-    EXPECT_EQ(plan.num_splits, splits);
-    EXPECT_EQ(plan.ctas, 8 * splits);
-    EXPECT_EQ(plan.partial_splits(), 1) << splits;
-    EXPECT_EQ(plan.workspace_bytes, 0u) << splits;
-  }
-  // One split needs no merge; more than the largest cluster go to the combine, as do
-  // balanced launches, and sizes the GPU (a partition of it) holds none of.
-  for (const SplitPolicy& split : {fixed(1), fixed(17), fixed(64)}) {
-    const LaunchPlan plan = plan_launch(params, {.shape = kMerge, .split = split}, 4096, kH200);
-    EXPECT_FALSE(plan.split_clusters) << split.to_string();
-    EXPECT_EQ(plan.workspace_bytes,
-              split_workspace_bytes(plan.num_splits, 8, 16, 512)) << split.to_string();
-  }
-  const SplitPolicy balanced_grid{.kind = SplitPolicy::Kind::kBalanced};
-  EXPECT_FALSE(
-      plan_launch(params, {.shape = kMerge, .split = balanced_grid}, 4096, kH200).split_clusters);
-  DeviceSlots partition = kH200;
-  std::fill(partition.resident_split_clusters.begin() + 5, partition.resident_split_clusters.end(),
-            0);
-  EXPECT_TRUE(plan_launch(params, {.shape = kMerge, .split = fixed(4)}, 4096, partition)
-                  .split_clusters);
-  EXPECT_FALSE(plan_launch(params, {.shape = kMerge, .split = fixed(5)}, 4096, partition)
-                   .split_clusters);
-  // The same variant without the knob, and the 64-head kernel beyond two splits, do not.
-  VariantShape plain = kMerge;
-  plain.cluster_merge = false;
-  EXPECT_FALSE(plan_launch(params, {.shape = plain, .split = fixed(4)}, 4096, kH200)
-                   .split_clusters);
-}
-
-// A merging cluster of k CTAs with tokens (swapped.cuh, merge_cluster): every unit of d_v has
-// one owner, each rank finishes a contiguous run of at least one, in rank order, and of at
-// most cluster_units_per_rank (the exchange's slots per sender).
-TEST(ClusterUnits, EveryRankFinishesAContiguousRunAndEveryUnitOneOwner) {
-  using wgmma::cluster_first_unit;
-  using wgmma::cluster_unit_owner;
-  for (int ranks = 2; ranks <= wgmma::kMaxClusterSplits; ++ranks) {
-    for (int rank = 0; rank < ranks; ++rank) {
-      const int first = cluster_first_unit(rank, ranks);
-      const int end = rank + 1 < ranks ? cluster_first_unit(rank + 1, ranks) : wgmma::kClusterUnits;
-      EXPECT_LT(first, end) << ranks << " ranks, rank " << rank;
-      EXPECT_LE(end - first, wgmma::cluster_units_per_rank(ranks)) << ranks << " ranks";
-      for (int unit = first; unit < end; ++unit) {
-        EXPECT_EQ(cluster_unit_owner(unit, ranks), rank) << ranks << " ranks, unit " << unit;
-      }
-    }
-    EXPECT_EQ(cluster_first_unit(0, ranks), 0);
-    EXPECT_EQ(cluster_unit_owner(wgmma::kClusterUnits - 1, ranks), ranks - 1);
-  }
-  EXPECT_EQ(wgmma::kClusterUnits, 32);  // 512 columns of d_v, 16 a unit
-  EXPECT_EQ(cluster_first_unit(1, 3), 10);  // 32 units over 3: 0-9, 10-20, 21-31
-  EXPECT_EQ(cluster_first_unit(2, 3), 21);
-  EXPECT_EQ(cluster_first_unit(15, 16), 30);  // two each
-}
-
-// A cluster needs as many SMs free in one GPC: a launch of 16 splits at batch 8 (8 clusters of
-// 16, 128 CTAs, one wave of 132 slots) merges only where the GPU holds all 8 at once, not in
-// two waves of clusters; the same for portable sizes (16 clusters of 8 where 15 fit).
-TEST(PlanLaunch, ClustersMergeOnlyWhereTheyTakeNoMoreWavesThanTheCtas) {
-  constexpr VariantShape kMerge{.family = KernelFamily::kWgmma, .block_h = 16, .block_t = 64,
-                                .warps = 4, .stages = 2, .cluster_merge = true};
-  // Whether `batch` sequences of 16 heads in `splits` splits merge where the GPU holds
-  // `resident` clusters of that many (one CTA per SM: the swapped kernel's shared memory).
-  const auto merges = [&](int batch, int splits, int resident) {
-    DeviceSlots gpu = kH200;
-    gpu.ctas_per_sm = 1;
-    gpu.resident_split_clusters[splits] = resident;
-    const DecodeParams params{.batch = batch, .num_heads = 16, .d_qk = 576, .d_v = 512};
-    const LaunchPlan plan = plan_launch(params, {.shape = kMerge, .split = fixed(splits)}, 4096,
-                                        gpu);
-    EXPECT_EQ(plan.workspace_bytes,
-              plan.split_clusters ? 0u : split_workspace_bytes(splits, batch, 16, 512));
-    return plan.split_clusters;
-  };
-  EXPECT_TRUE(merges(8, 16, 8));
-  EXPECT_FALSE(merges(8, 16, 7));
-  EXPECT_TRUE(merges(8, 8, 8));
-  EXPECT_FALSE(merges(16, 8, 15));
-  EXPECT_TRUE(merges(16, 8, 16));
-  // Batch 16 at 16 splits takes two waves of CTAs anyway (256 on 132 slots): two of clusters
-  // cost nothing.
-  EXPECT_TRUE(merges(16, 16, 8));
-  EXPECT_FALSE(merges(16, 16, 0));
 }
 
 constexpr SplitPolicy balanced(int workers = 0) {

@@ -120,10 +120,7 @@ constexpr bool is_valid_shape(VariantShape shape) {
   const bool pow2_tokens = shape.block_t == 16 || shape.block_t == 32 || shape.block_t == 64;
   const bool warps_ok = shape.warps == 4 || shape.warps == 8;
   const bool stages_ok = shape.stages >= 1 && shape.stages <= 4;
-  if (!(pow2_heads && pow2_tokens && warps_ok && stages_ok) || shape.whole_tiles ||
-      shape.cluster_merge) {
-    return false;
-  }
+  if (!(pow2_heads && pow2_tokens && warps_ok && stages_ok) || shape.whole_tiles) return false;
   // Each warp owns a whole number of 8-column MMA tiles of d_v, and the d_qk reduction of
   // both layouts (36 or 32 k-steps) divides evenly among warps_k.
   const bool dv_split = (kDv / shape.warps) % kMmaN == 0;

@@ -126,8 +126,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     const PartsCursor first = Parts::start(args, smem_base);
     if (threadIdx.x == 0) ring.cursor(0) = ring.cursor(1) = first;
   } else {
-    work = Parts::split_part(args, args.split_clusters ? pair_block(args) : blockIdx.x);
-    if (args.split_clusters) {
+    work = Parts::split_part(args, args.split_pairs ? pair_block(args) : blockIdx.x);
+    if (args.split_pairs) {
       // The pair writes the final rows. A sequence of one step is split 0's alone.
       work.part_slot = -1;
       merging = Parts::steps_of(work.token_end) >= 2;
@@ -223,7 +223,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   };
 
-  // ---- A split pair's merge (LaunchPlan::split_clusters) ----------------------------------
+  // ---- A split pair's merge (LaunchPlan::split_pairs) -------------------------------------
   // The pair's CTAs, ranks 0 and 1 of a cluster, hold O, the running maximum and the row sums
   // of their halves of one sequence's tokens. Each sends the other its row statistics, then
   // its share of the columns the other finishes: O rescaled to the pair's maximum and
@@ -790,7 +790,7 @@ LaunchStatus launch_variant(const DecodeParams& params, const LaunchPlan& plan, 
   using T = Traits<kBlockT, kStages>;
   return launch_decode<decode_kernel<kBlockT, kStages, false>,
                        decode_kernel<kBlockT, kStages, true>, LaunchOrder::kDependent,
-                       max_cluster_splits(T::kShape)>(
+                       /*kMergesSplitPairs=*/true>(
       kBlockH, kThreads, plan_smem(T::kShape, params.d_qk).total_bytes, params, plan, workspace,
       stream,
       [&params](const DecodeArgs& args) {

@@ -11,7 +11,7 @@ namespace mlalab::kernels::wgmma {
 template <int kBlockT, int kStages>
 VariantHandles variant_handles();
 // swapped.cuh: 16 heads per CTA, the tokens as the MMAs' M.
-template <int kStages, bool kWholeTiles, bool kClusterMerge>
+template <int kStages, bool kWholeTiles>
 VariantHandles swapped_variant_handles();
 
 // Whether the current device runs the family's sm_90a code (compute capability 9.0 exactly).

@@ -126,8 +126,8 @@ __device__ __forceinline__ void mbarrier_wait(std::uint32_t barrier, int parity)
   asm volatile(MLALAB_MBARRIER_WAIT_ASM("") ::"r"(barrier), "r"(parity) : "memory");
 }
 
-// The CTAs of a cluster (sm_90): each reaches the others' shared memory through
-// shared::cluster addresses (mapa), and signals them through their mbarriers. The
+// The two CTAs of a cluster (sm_90): each reaches the other's shared memory through
+// shared::cluster addresses (mapa), and signals it through the other's mbarriers. The
 // cluster's barrier orders every CTA's mbarrier initialisation before any remote arrival.
 __device__ __forceinline__ void fence_barrier_init() {
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -153,11 +153,6 @@ __device__ __forceinline__ void store_to_peer(std::uint32_t remote, float x, flo
   asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(remote), "f"(x),
                "f"(y), "f"(z), "f"(w)
                : "memory");
-}
-// Orders this thread's earlier writes, to other CTAs' shared memory too, before what it does
-// next, at cluster scope.
-__device__ __forceinline__ void fence_cluster() {
-  asm volatile("fence.acq_rel.cluster;\n" ::: "memory");
 }
 // Arrives on a barrier of another CTA of the cluster, releasing this thread's earlier writes
 // (to that CTA's shared memory too) at cluster scope.

@@ -23,10 +23,6 @@
 // then asks for its bytes later, which wins where HBM is saturated and CTAs that share a TPC
 // would otherwise fall behind those alone on theirs (docs/perf-notes.md, versions 58-59).
 //
-// The _merge variants (kClusterMerge) run a split launch of 2-16 splits as one cluster per
-// sequence whose CTAs merge their results through each other's shared memory (merge_cluster)
-// and write the final rows: no partial rows, no combine kernel (docs/perf-notes.md, version 61).
-//
 // In every accumulator (Sᵀ, and each of Oᵀ's 8 tiles) thread `lane` of warp w holds rows
 // 16w + lane / 4 and 16w + lane / 4 + 8 (tokens, or d_v columns) and the 4 columns (heads)
 // 2·(lane % 4) + {0, 1} + {0, 8}: accumulator i is row half i / 2 % 2 and head slot
@@ -44,15 +40,14 @@
 
 namespace mlalab::kernels::wgmma {
 
-template <int kStages, bool kWholeTiles, bool kClusterMerge>
+template <int kStages, bool kWholeTiles>
 struct SwappedTraits {
   static constexpr VariantShape kShape{.family = KernelFamily::kWgmma,
                                        .block_h = kSwappedBlockH,
                                        .block_t = kSwappedBlockT,
                                        .warps = kSwappedWarps,
                                        .stages = kStages,
-                                       .whole_tiles = kWholeTiles,
-                                       .cluster_merge = kClusterMerge};
+                                       .whole_tiles = kWholeTiles};
   static_assert(is_valid_shape(kShape), "variant outside the family's invariants (traits.h)");
   static constexpr int kBlockH = kSwappedBlockH;  // heads: the N of every MMA
   static constexpr int kBlockT = kSwappedBlockT;  // tokens: the M of Sᵀ, the K of Oᵀ
@@ -68,24 +63,6 @@ struct SwappedTraits {
                 plan_smem(kShape, dims_of(Layout::kV4).d_qk).kv_stage_bytes % kAtomBytes == 0);
   // Pᵀ is one span of the swizzled layout: 64 tokens of 2 bytes per head row.
   static_assert(kBlockT * 2 == kSpanBytes && kBlockH % kCoreRows == 0);
-
-  // A merging cluster's exchange (merge_cluster), where q's tile and the ring were: from each
-  // other CTA, for each unit of d_v this CTA finishes, its warp's 8 accumulators per lane.
-  static constexpr int kUnitExchangeBytes = 32 * 8 * 4;
-  static constexpr bool exchange_fits() {
-    const SmemPlan v4 = plan_smem(kShape, dims_of(Layout::kV4).d_qk);
-    for (int ranks = 2; ranks <= kMaxClusterSplits; ++ranks) {
-      if (ranks * cluster_units_per_rank(ranks) * kUnitExchangeBytes >
-          v4.q_bytes + v4.kv_bytes) {
-        return false;
-      }
-    }
-    return true;
-  }
-  // A warp's rows of an Oᵀ tile are one unit, and every rank finishes one at least.
-  static_assert(!kClusterMerge ||
-                (exchange_fits() && kClusterUnitElems * kSwappedWarps == kSpanElems &&
-                 kOutTiles * kSwappedWarps == kClusterUnits && kMaxClusterSplits <= kClusterUnits));
 };
 
 // Head slot (0..3) of accumulator i; the head itself is swapped_head(slot, lane).
@@ -94,31 +71,14 @@ __device__ __forceinline__ int swapped_head(int slot, int lane) {
   return 8 * (slot / 2) + 2 * (lane % 4) + slot % 2;
 }
 
-// A merging launch orders its CTAs (batch, head block, split), so that a sequence's splits are
-// one cluster: the block of the grid's usual order (batch, split, head block) this CTA
-// computes, as decode.cuh's pair_block does for two splits (that kernel keeps its own, whose
-// constant 2 its machine code, and so the tuning tables' code hashes, was built with). Its
-// rank in the cluster is its split.
-__device__ __forceinline__ int cluster_block(const DecodeArgs& args) {
-  const int cluster = blockIdx.x / args.num_splits;
-  const int split = blockIdx.x % args.num_splits;
-  return (cluster / args.head_blocks * args.num_splits + split) * args.head_blocks +
-         cluster % args.head_blocks;
-}
-
-template <int kStages, bool kWholeTiles, bool kBalanced, bool kClusterMerge>
-__global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles, kClusterMerge>::kThreads, 1)
+template <int kStages, bool kWholeTiles, bool kBalanced>
+__global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles>::kThreads, 1)
     swapped_decode_kernel(const __grid_constant__ WgmmaArgs kernel_args) {
 #ifdef MLALAB_WGMMA_AVAILABLE
   wait_for_prior_grid();  // a dependent launch (grid_dependency.cuh)
   const DecodeArgs& args = kernel_args.decode;
   timeline_cta_started(args, kStages, /*mma_events=*/true);
-  using T = SwappedTraits<kStages, kWholeTiles, kClusterMerge>;
-  // A merging CTA's peers write their shares over its q tile and ring (merge_cluster): sound
-  // only because the copy warpgroup loads q and exactly the part's tiles, each of which the
-  // MMA warps wait for before they send their statistics. A balanced launch's copy warpgroup
-  // goes on to its next part, so balanced launches never merge.
-  constexpr bool kMerges = kClusterMerge && !kBalanced;
+  using T = SwappedTraits<kStages, kWholeTiles>;
   const DecodeParams& p = args.params;
   // 1,024-byte aligned: every swizzle atom of the tiles starts on a 1,024-byte boundary.
   extern __shared__ __align__(1024) unsigned char smem_base[];
@@ -131,47 +91,12 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles, kClusterMe
       reinterpret_cast<float*>(smem_base + plan.q_bytes + plan.kv_bytes + plan.prob_bytes);
   const TileRing<kStages> ring(q_tile, kv_tiles, probs + plan.prob_bytes + plan.row_stat_bytes,
                                plan.q_bytes, plan.kv_stage_bytes);
-  // A merging cluster's statistics (merge_cluster): [rank][head] each CTA's maximum and sum,
-  // and the barriers the others' arrivals complete: their statistics landed, their shares.
-  const int merge_offset = plan.q_bytes + plan.kv_bytes + plan.prob_bytes + plan.row_stat_bytes +
-                           plan.barrier_bytes + plan.cursor_bytes;
-  const std::uint32_t cluster_stats = q_tile + merge_offset;
-  const std::uint32_t stats_landed = cluster_stats + kMaxClusterSplits * T::kBlockH * 8;
-  const std::uint32_t shares_landed = stats_landed + 8;
-  // Warp 0 sends the statistics: the four lanes lane / 4 = g (four heads each, lane % 4) to
-  // the peers of rank g and g + 8; each peer then counts kStatSenders arrivals.
-  constexpr int kStatSenders = 4;
-  constexpr int kStatLaneGroups = 8;
-  static_assert(kStatLaneGroups * kStatSenders == 32 && 2 * kStatLaneGroups >= kMaxClusterSplits);
 
   using Parts = CtaParts<T::kBlockH, T::kBlockT, T::kThreads, kBalanced>;
   CtaWork work{};
-  // A merging launch's cluster: this CTA's rank, and how many of its CTAs have tokens (the
-  // first ones; they merge when two or more do).
-  [[maybe_unused]] int rank = 0;
-  [[maybe_unused]] int merge_ranks = 0;
   if constexpr (kBalanced) {
     const PartsCursor first = Parts::start(args, smem_base);
     if (threadIdx.x == 0) ring.cursor(0) = ring.cursor(1) = first;
-  } else if constexpr (kMerges) {
-    // Launched only as clusters (launch_decode's kClusterKernel: LaunchPlan::split_clusters).
-    rank = blockIdx.x % args.num_splits;
-    work = Parts::split_part(args, cluster_block(args));
-    work.part_slot = -1;  // the cluster writes the final rows
-    const int seq_steps = Parts::steps_of(work.token_end);
-    const int steps_per_split = (seq_steps + args.num_splits - 1) / args.num_splits;
-    merge_ranks = steps_per_split > 0 ? (seq_steps + steps_per_split - 1) / steps_per_split : 0;
-    if (work.steps <= 0) {
-      // A split past its sequence's end: the others merge without it, and split 0 writes an
-      // empty sequence's result. Its arrival is the cluster barrier's own.
-      if (merge_ranks == 0 && rank == 0) write_empty_result<T::kBlockH, T::kThreads>(args, work);
-      if (merge_ranks >= 2) {
-        cluster_arrive();
-        cluster_wait();
-      }
-      timeline_part_done(args, work);
-      return;
-    }
   } else {
     work = Parts::split_part(args);
     if (work.steps <= 0) {
@@ -183,28 +108,13 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles, kClusterMe
   if (threadIdx.x == 0) {
     timeline_cta_event(args, &CtaTimeline::work_known_clock);
     ring.init_barriers(kSwappedWarps);
-    if constexpr (kMerges) {
-      if (merge_ranks >= 2) {
-        mbarrier_init(stats_landed, kStatSenders * (merge_ranks - 1));
-        mbarrier_init(shares_landed, merge_ranks - 1);
-        fence_barrier_init();
-      }
-    }
   }
   __syncthreads();
-  // Every thread of the cluster arrives once; each waits before it first reaches another CTA
-  // (merge_cluster) or before it exits (the copy warpgroup).
-  if constexpr (kMerges) {
-    if (merge_ranks >= 2) cluster_arrive();
-  }
 
   if (threadIdx.x >= T::kMmaThreads) {
     run_copy_warpgroup<T::kBlockH, T::kBlockT, kStages, T::kMmaThreads, Parts, kBalanced>(
         kernel_args, ring, work, ring.cursor(1));
     allow_dependent_launch();
-    if constexpr (kMerges) {
-      if (merge_ranks >= 2) cluster_wait();
-    }
     return;
   }
 
@@ -221,124 +131,6 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles, kClusterMe
   const auto prob_offset = [](int head, int token) {
     return head * kSpanBytes + ((token / kCoreRows) ^ (head % kCoreRows)) * kChunkBytes +
            token % kCoreRows * 2;
-  };
-
-  // ---- A merging cluster (LaunchPlan::split_clusters) -------------------------------------
-  // The cluster's first merge_ranks CTAs, those with tokens, hold Oᵀ, the running maximum and
-  // the row sums (head_stats, summed over the warps) of their parts of one sequence. Each
-  // sends every other its heads' maximum and sum; once it has all of theirs, every CTA is
-  // past its last tile, so their q tiles and rings are free, and it sends each the share of
-  // the units of d_v that one finishes: Oᵀ weighted by 2^(m − M), M the cluster's maximum.
-  // Rank r finishes units [32r / k, 32(r + 1) / k) of d_v for k = merge_ranks (traits.h,
-  // cluster_unit_owner; unit 4 · tile + warp is this warp's rows of Oᵀ tile `tile`): its own
-  // share plus the others' in out_acc, and the cluster's maximum and sum (at M) in
-  // cluster_max / cluster_sum, which the epilogue normalises and writes as it writes a CTA's
-  // own rows.
-  const auto unit_owner = [&](int tile) {
-    return cluster_unit_owner(tile * kSwappedWarps + warp, merge_ranks);
-  };
-  const auto merge_cluster = [&](float (&out_acc)[T::kOutTiles][8],
-                                 const float (&running_max)[T::kHeadSlots],
-                                 float (&cluster_max)[T::kHeadSlots],
-                                 float (&cluster_sum)[T::kHeadSlots]) {
-    cluster_wait();  // every CTA's barriers are initialised
-    float2* stats = reinterpret_cast<float2*>(smem_base + merge_offset);
-    if (warp == 0) {
-      const int group = lane / kStatSenders;
-#pragma unroll
-      for (int slot = 0; slot < T::kHeadSlots; ++slot) {
-        const int head = swapped_head(slot, lane);
-        float sum = 0.0f;
-#pragma unroll
-        for (int w = 0; w < kSwappedWarps; ++w) sum += head_stats[w * T::kBlockH + head];
-        const int entry = rank * T::kBlockH + head;
-        if (group == 0) stats[entry] = make_float2(running_max[slot], sum);
-        for (int peer = group; peer < merge_ranks; peer += kStatLaneGroups) {
-          if (peer != rank) {
-            store_to_peer(peer_address(cluster_stats + entry * 8, peer), running_max[slot], sum);
-          }
-        }
-      }
-      for (int peer = group; peer < merge_ranks; peer += kStatLaneGroups) {
-        if (peer != rank) mbarrier_arrive_on_peer(peer_address(stats_landed, peer));
-      }
-    }
-    sync_mma_warps();  // this CTA's own statistics
-    mbarrier_wait_for_peer(stats_landed, 0);
-    float own_weight[T::kHeadSlots];
-#pragma unroll
-    for (int slot = 0; slot < T::kHeadSlots; ++slot) {
-      const int head = swapped_head(slot, lane);
-      float cluster_m = -INFINITY;
-      for (int r = 0; r < merge_ranks; ++r) {
-        cluster_m = fmaxf(cluster_m, stats[r * T::kBlockH + head].x);
-      }
-      float cluster_l = 0.0f;
-      for (int r = 0; r < merge_ranks; ++r) {
-        const float2 other = stats[r * T::kBlockH + head];
-        cluster_l += exp2_approx(other.x - cluster_m) * other.y;
-      }
-      cluster_max[slot] = cluster_m;
-      cluster_sum[slot] = cluster_l;
-      own_weight[slot] = exp2_approx(running_max[slot] - cluster_m);
-    }
-
-    // This thread's 8 accumulators of a tile, weighted, into (owner == rank) out_acc or the
-    // owner's exchange: entry (sender, unit of the owner's, half, lane), a half being 4
-    // accumulators, so that a warp's 16-byte stores and loads are 16 bytes apart (no bank
-    // conflicts).
-    const int units_per_rank = cluster_units_per_rank(merge_ranks);
-    const auto exchange_entry = [&](int sender, int tile, int half) {
-      const int unit = tile * kSwappedWarps + warp;
-      const int first = cluster_first_unit(cluster_unit_owner(unit, merge_ranks), merge_ranks);
-      return (((sender * units_per_rank + unit - first) * 2 + half) * 32 + lane) * 16;
-    };
-#pragma unroll
-    for (int tile = 0; tile < T::kOutTiles; ++tile) {
-      float weighted[8];
-#pragma unroll
-      for (int i = 0; i < 8; ++i) weighted[i] = out_acc[tile][i] * own_weight[head_slot(i)];
-      const int owner = unit_owner(tile);
-      if (owner == rank) {
-#pragma unroll
-        for (int i = 0; i < 8; ++i) out_acc[tile][i] = weighted[i];
-      } else {
-        store_to_peer(peer_address(q_tile + exchange_entry(rank, tile, 0), owner), weighted[0],
-                      weighted[1], weighted[2], weighted[3]);
-        store_to_peer(peer_address(q_tile + exchange_entry(rank, tile, 1), owner), weighted[4],
-                      weighted[5], weighted[6], weighted[7]);
-      }
-    }
-    // One arrival per peer once all 128 threads' shares are out, not one per thread and
-    // peer: a release at cluster scope waits for the thread's earlier remote operations, so
-    // a thread's N − 1 arrivals ran one after another into barriers that each counted
-    // 128 (N − 1) of them (measured: ~0.7 µs per split; docs/perf-notes.md, version 61).
-    static_assert(kMaxClusterSplits <= 32, "a lane of warp 0 arrives on each peer");
-    fence_cluster();
-    sync_mma_warps();
-    if (warp == 0 && lane < merge_ranks && lane != rank) {
-      mbarrier_arrive_on_peer(peer_address(shares_landed, lane));
-    }
-    mbarrier_wait_for_peer(shares_landed, 0);
-#pragma unroll
-    for (int tile = 0; tile < T::kOutTiles; ++tile) {
-      if (unit_owner(tile) != rank) continue;
-      for (int sender = 0; sender < merge_ranks; ++sender) {
-        if (sender == rank) continue;
-        const float4 low =
-            *reinterpret_cast<const float4*>(smem_base + exchange_entry(sender, tile, 0));
-        const float4 high =
-            *reinterpret_cast<const float4*>(smem_base + exchange_entry(sender, tile, 1));
-        out_acc[tile][0] += low.x;
-        out_acc[tile][1] += low.y;
-        out_acc[tile][2] += low.z;
-        out_acc[tile][3] += low.w;
-        out_acc[tile][4] += high.x;
-        out_acc[tile][5] += high.y;
-        out_acc[tile][6] += high.z;
-        out_acc[tile][7] += high.w;
-      }
-    }
   };
 
   const auto part = [&] {
@@ -545,12 +337,6 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles, kClusterMe
       if (lane < 4) head_stats[warp * T::kBlockH + swapped_head(slot, lane)] = running_sum[slot];
     }
     sync_mma_warps();
-    // A merging cluster's CTAs finish their units with the cluster's statistics.
-    [[maybe_unused]] float cluster_max[T::kHeadSlots];
-    [[maybe_unused]] float cluster_sum[T::kHeadSlots];
-    if constexpr (kMerges) {
-      if (merge_ranks >= 2) merge_cluster(out_acc, running_max, cluster_max, cluster_sum);
-    }
     // Lanes lane and lane ^ 4 hold adjacent d_v columns of the same heads: they trade so that
     // each holds one head's two columns (even lane / 4: slot 2·hb, odd: 2·hb + 1), stored as
     // a pair.
@@ -562,21 +348,12 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles, kClusterMe
       float row_sum = 0.0f;
 #pragma unroll
       for (int w = 0; w < kSwappedWarps; ++w) row_sum += head_stats[w * T::kBlockH + head];
-      float row_max = odd ? running_max[2 * hb + 1] : running_max[2 * hb];
-      if constexpr (kMerges) {
-        if (merge_ranks >= 2) {
-          row_sum = odd ? cluster_sum[2 * hb + 1] : cluster_sum[2 * hb];
-          row_max = odd ? cluster_max[2 * hb + 1] : cluster_max[2 * hb];
-        }
-      }
+      const float row_max = odd ? running_max[2 * hb + 1] : running_max[2 * hb];
       const bool stores = work.head0 + head < p.num_heads;
       const ResultRow result(args, work, min(work.head0 + head, p.num_heads - 1), row_max,
                              row_sum);
 #pragma unroll
       for (int tile = 0; tile < T::kOutTiles; ++tile) {
-        if constexpr (kMerges) {
-          if (merge_ranks >= 2 && unit_owner(tile) != rank) continue;
-        }
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const float even_head = out_acc[tile][4 * hb + 2 * half];
@@ -588,9 +365,7 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles, kClusterMe
           }
         }
       }
-      bool stores_lse = stores && warp == 0 && lane < 8;
-      if constexpr (kMerges) stores_lse = stores_lse && rank == 0;
-      if (stores_lse) result.store_lse();
+      if (stores && warp == 0 && lane < 8) result.store_lse();
     }
   };
 
@@ -611,38 +386,32 @@ __global__ void __launch_bounds__(SwappedTraits<kStages, kWholeTiles, kClusterMe
 #endif
 }
 
-template <int kStages, bool kWholeTiles, bool kClusterMerge>
+template <int kStages, bool kWholeTiles>
 LaunchStatus launch_swapped_variant(const DecodeParams& params, const LaunchPlan& plan,
                                     void* workspace, cudaStream_t stream) {
   if (!device_is_sm90a()) {
     return {.error = cudaErrorNoKernelImageForDevice, .refusal = LaunchRefusal::kCannotRunHere};
   }
-  using T = SwappedTraits<kStages, kWholeTiles, kClusterMerge>;
-  // A _merge variant's launches that do not merge run the kernel without the merge, whose
-  // code would cost them (its registers: 161 against 123; measured 4-6 % slower at batch 1
-  // and 8 on an H100, docs/perf-notes.md, version 61).
-  return launch_decode<swapped_decode_kernel<kStages, kWholeTiles, false, false>,
-                       swapped_decode_kernel<kStages, kWholeTiles, true, false>,
-                       LaunchOrder::kDependent, max_cluster_splits(T::kShape),
-                       swapped_decode_kernel<kStages, kWholeTiles, false, kClusterMerge>>(
+  using T = SwappedTraits<kStages, kWholeTiles>;
+  return launch_decode<swapped_decode_kernel<kStages, kWholeTiles, false>,
+                       swapped_decode_kernel<kStages, kWholeTiles, true>, LaunchOrder::kDependent>(
       T::kBlockH, T::kThreads, plan_smem(T::kShape, params.d_qk).total_bytes, params, plan,
       workspace, stream, [&params](const DecodeArgs& args) {
         return with_tile_maps(params, args, T::kBlockH, T::kBlockT);
       });
 }
 
-template <int kStages, bool kWholeTiles, bool kClusterMerge>
+template <int kStages, bool kWholeTiles>
 VariantHandles swapped_variant_handles() {
-  // A _merge variant's decode kernel, the one judged, is the merging one.
-  return {.launch = &launch_swapped_variant<kStages, kWholeTiles, kClusterMerge>,
-          .decode_kernel = reinterpret_cast<const void*>(
-              &swapped_decode_kernel<kStages, kWholeTiles, false, kClusterMerge>),
-          .balanced_kernel = reinterpret_cast<const void*>(
-              &swapped_decode_kernel<kStages, kWholeTiles, true, false>)};
+  return {.launch = &launch_swapped_variant<kStages, kWholeTiles>,
+          .decode_kernel =
+              reinterpret_cast<const void*>(&swapped_decode_kernel<kStages, kWholeTiles, false>),
+          .balanced_kernel =
+              reinterpret_cast<const void*>(&swapped_decode_kernel<kStages, kWholeTiles, true>)};
 }
 
 }  // namespace mlalab::kernels::wgmma
 
-#define MLALAB_INSTANTIATE_WGMMA_SWAPPED(stages, whole_tiles, cluster_merge) \
-  template mlalab::kernels::VariantHandles                                   \
-  mlalab::kernels::wgmma::swapped_variant_handles<stages, whole_tiles, cluster_merge>();
+#define MLALAB_INSTANTIATE_WGMMA_SWAPPED(stages, whole_tiles) \
+  template mlalab::kernels::VariantHandles                    \
+  mlalab::kernels::wgmma::swapped_variant_handles<stages, whole_tiles>();

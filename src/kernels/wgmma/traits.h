@@ -121,35 +121,6 @@ constexpr bool merges_split_pairs(VariantShape shape) {
   return shape.family == KernelFamily::kWgmma && !uses_swapped_operands(shape);
 }
 
-// The swapped kernel's _merge variants run a split launch of 2 to kMaxClusterSplits splits as
-// one cluster per sequence whose CTAs merge their results (swapped.cuh, merge_cluster): up to
-// Hopper's largest cluster (beyond the portable 8, the launch opts in), each CTA then
-// finishing at least one unit of d_v.
-constexpr int kMaxClusterSplits = kMaxClusterCtas;
-constexpr bool merges_split_clusters(VariantShape shape) {
-  return shape.family == KernelFamily::kWgmma && uses_swapped_operands(shape) &&
-         shape.cluster_merge;
-}
-// The most splits of a sequence a variant's split launch merges in one cluster: two for the
-// 64-head kernel's pairs, kMaxClusterSplits for a _merge variant, 0 for the others (their
-// splits write partial rows for the combine).
-constexpr int max_cluster_splits(VariantShape shape) {
-  if (merges_split_pairs(shape)) return 2;
-  return merges_split_clusters(shape) ? kMaxClusterSplits : 0;
-}
-// Of a merging cluster whose first `ranks` CTAs have tokens, which one finishes unit `unit` of
-// d_v's kClusterUnits, the first unit rank `rank` finishes, and the most any rank finishes:
-// rank r finishes units [r · kClusterUnits / ranks, (r + 1) · kClusterUnits / ranks), one or
-// more each. A unit is 16 columns, one MMA warp's rows of an Oᵀ tile, so that which rank
-// finishes a column is the same for a whole warp.
-constexpr int kClusterUnitElems = 16;
-constexpr int kClusterUnits = kDv / kClusterUnitElems;
-constexpr int cluster_first_unit(int rank, int ranks) { return rank * kClusterUnits / ranks; }
-constexpr int cluster_unit_owner(int unit, int ranks) {
-  return ((unit + 1) * ranks - 1) / kClusterUnits;
-}
-constexpr int cluster_units_per_rank(int ranks) { return (kClusterUnits + ranks - 1) / ranks; }
-
 // Threads per CTA: the MMA warps and the copy warpgroup.
 constexpr int threads_of(VariantShape shape) { return 32 * shape.warps + kCopyThreads; }
 
@@ -159,8 +130,7 @@ constexpr bool is_valid_shape(VariantShape shape) {
     return shape.warps == kSwappedWarps && shape.block_t == kSwappedBlockT;
   }
   return shape.block_h == kBlockH && shape.warps == kWarps &&
-         (shape.block_t == 32 || shape.block_t == 64) && !shape.whole_tiles &&
-         !shape.cluster_merge;
+         (shape.block_t == 32 || shape.block_t == 64) && !shape.whole_tiles;
 }
 
 struct SmemPlan {
@@ -174,8 +144,7 @@ struct SmemPlan {
                        // "free" mbarriers
   int cursor_bytes;    // balanced launches: the MMA warpgroups' and the copy warpgroup's cursor
   int pair_bytes;      // split pairs (decode.cuh, merge_pair): the other CTA's row maxima and
-                       // sums, and the two mbarriers it arrives on; a _merge swapped
-                       // variant's cluster (merge_cluster): every CTA's, and the same two
+                       // sums, and the two mbarriers it arrives on (swapped: none)
   int total_bytes;
 };
 
@@ -198,11 +167,7 @@ constexpr SmemPlan plan_smem(VariantShape shape, int d_qk) {
   }
   plan.barrier_bytes = 4 * shape.stages * 8;
   plan.cursor_bytes = 2 * static_cast<int>(sizeof(balanced::PartsCursor));
-  if (uses_swapped_operands(shape)) {
-    plan.pair_bytes = shape.cluster_merge ? kMaxClusterSplits * kSwappedBlockH * 8 + 2 * 8 : 0;
-  } else {
-    plan.pair_bytes = kBlockH * 8 + 2 * 8;
-  }
+  plan.pair_bytes = uses_swapped_operands(shape) ? 0 : kBlockH * 8 + 2 * 8;
   plan.total_bytes = plan.q_bytes + plan.kv_bytes + plan.prob_bytes + plan.row_stat_bytes +
                      plan.barrier_bytes + plan.cursor_bytes + plan.pair_bytes;
   return plan;

@@ -1,15 +1,14 @@
 #!/bin/bash
-# One H200 call for version 60 and version 61b, carry ["build-d/base60.txz",
-# "build-d/land60.txz", "build-d/v61.txz"]: version 60's lab A/B (h16.toml, h128.toml: the
-# decision; the committed tables stay valid either way, since the patch leaves every code hash
-# as it is), then issue 12's targets with the patched build, then version 61b's call
-# (../2026-12-06-v61/fourth.sh, which any Hopper can run) while time is left. Writes
-# $OUT/v60-ab.tar.gz, $OUT/land60.tar.gz and $OUT/v61b.tar.gz. MLALAB_WITH_TARGETS=0 skips the
-# targets (a short call); MLALAB_CALL_SECONDS (default 570) bounds the whole call.
+# One H200 call for version 60, carry ["build-d/base60.txz", "build-d/land60.txz"]: the lab A/B
+# (h16.toml, h128.toml: the decision; the committed tables stay valid either way, since the
+# patch leaves every code hash as it is), then issue 12's targets with the patched build.
+# Writes $OUT/v60-ab.tar.gz and $OUT/land60.tar.gz. MLALAB_WITH_TARGETS=0 skips the targets (a
+# short call); MLALAB_CALL_SECONDS (default 570) bounds the whole call. (Until session 49 it also
+# ran version 61b's fourth.sh, since measured on an H100 and its variants removed.)
 export MLALAB_STOP_AT=$(( $(date +%s) + ${MLALAB_CALL_SECONDS:-570} ))
 source scripts/session_steps.sh
 session_folder v60-ab
-unpack_builds base60 land60 v61 || exit 1
+unpack_builds base60 land60 || exit 1
 info_step
 R=docs/results/2026-12-06-l2-promotion
 step ab_h16 timeout 140 build-land60/bin/mlalab ab $R/h16.toml --out "$out/h16"
@@ -22,5 +21,4 @@ if [ "${MLALAB_WITH_TARGETS:-1}" = 1 ]; then
   MLALAB_ARCHIVE_DIR=$OUT bash scripts/gpu_session.sh build-land60 /tmp/mlalab-session/land60 \
     targets || v60_status=1
 fi
-bash docs/results/2026-12-06-v61/fourth.sh || v60_status=1
 exit $v60_status
