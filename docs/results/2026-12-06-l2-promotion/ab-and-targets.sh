@@ -2,9 +2,9 @@
 # One H200 call for version 60, carry ["build-d/base60.txz", "build-d/land60.txz"]: the lab A/B
 # (h16.toml, h128.toml: the decision; the committed tables stay valid either way, since the
 # patch leaves every code hash as it is), then issue 12's targets with the patched build.
-# Writes $OUT/v60-ab.tar.gz and $OUT/land60.tar.gz. MLALAB_WITH_TARGETS=0 skips the targets (a
-# short call); MLALAB_CALL_SECONDS (default 570) bounds the whole call. (Until session 49 it also
-# ran version 61b's fourth.sh, since measured on an H100 and its variants removed.)
+# Writes $OUT/v60-ab.tar.gz and $OUT/land60.tar.gz. MLALAB_LAND_STAGES: the gpu_session.sh
+# stages run with the patched build after the A/B (default targets; "tune targets tests" also
+# re-tunes both tables; empty: the A/B alone); MLALAB_CALL_SECONDS (default 570) bounds the call.
 export MLALAB_STOP_AT=$(( $(date +%s) + ${MLALAB_CALL_SECONDS:-570} ))
 source scripts/session_steps.sh
 session_folder v60-ab
@@ -17,8 +17,9 @@ v60_status=$status
 export MLALAB_PEERS_JSON=docs/results/2026-12-04-h200-v38/peers/peers.json
 export MLALAB_TARGETS_VARIANTS=h16_t16_w4_s2,wgmma_h64_t32_w8_s4,wgmma_h64_t64_w8_s2,\
 wgmma_h16_t64_w4_s2,wgmma_h16_t64_w4_s2_whole
-if [ "${MLALAB_WITH_TARGETS:-1}" = 1 ]; then
+read -r -a stages <<< "${MLALAB_LAND_STAGES-targets}"
+if [ "${#stages[@]}" -gt 0 ]; then
   MLALAB_ARCHIVE_DIR=$OUT bash scripts/gpu_session.sh build-land60 /tmp/mlalab-session/land60 \
-    targets || v60_status=1
+    "${stages[@]}" || v60_status=1
 fi
 exit $v60_status
