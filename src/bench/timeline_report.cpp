@@ -133,7 +133,13 @@ nlohmann::json ring_json(const RingSummary& summary) {
            {{"work_known", spread_json(summary.prologue.work_known)},
             {"q_issued", spread_json(summary.prologue.q_issued)},
             {"first_issued", spread_json(summary.prologue.first_issued)},
-            {"first_landed", spread_json(summary.prologue.first_landed)}}}};
+            {"first_landed", spread_json(summary.prologue.first_landed)}}},
+          {"pair_merge",
+           {{"stats_landed", spread_json(summary.merge.stats_landed)},
+            {"shares_sent", spread_json(summary.merge.shares_sent)},
+            {"rows_landed", spread_json(summary.merge.rows_landed)},
+            {"staged", spread_json(summary.merge.staged)},
+            {"stored", spread_json(summary.merge.stored)}}}};
 }
 
 // "; by stage (tile t uses stage t mod 2): 0: a tile every 4,330 [...], mean 4,346, the MMA
@@ -167,6 +173,16 @@ std::string prologue_text(const RingPrologue& prologue) {
   return text;
 }
 
+// "; the pair merge, cycles from its entry: the other's statistics landed 1,900 [...], ...".
+std::string merge_text(const PairMerge& merge) {
+  if (merge.stored.tiles == 0) return "";
+  return fmt::format(
+      "; the pair merge, cycles from its entry: the other's statistics landed {}, this CTA's "
+      "share sent {}, the other's share landed {}, the rows staged {}, stored {} ({})",
+      figure_of(merge.stats_landed), figure_of(merge.shares_sent), figure_of(merge.rows_landed),
+      figure_of(merge.staged), figure_of(merge.stored), counted(merge.stored.tiles, "CTA"));
+}
+
 }  // namespace
 
 RingSummary summarize_ring(const std::vector<kernels::CtaTimeline>& records) {
@@ -175,7 +191,19 @@ RingSummary summarize_ring(const std::vector<kernels::CtaTimeline>& records) {
       issue_time, free_to_ask, rest_after_first;
   std::vector<std::vector<double>> stage_period, stage_mma_wait;  // [stage]
   std::vector<double> work_known, q_issued, first_issued, first_landed;
+  std::vector<double> stats_landed, shares_sent, rows_landed, staged, stored;
   for (const auto& cta : records) {
+    // Each step after the merge's entry, where the CTA recorded both.
+    const auto merge_step = [&](std::uint32_t clock, std::vector<double>& into) {
+      if (recorded_event(cta, cta.merge_begin_clock) && recorded_event(cta, clock)) {
+        into.push_back(cycles_between(cta.merge_begin_clock, clock));
+      }
+    };
+    merge_step(cta.merge_stats_clock, stats_landed);
+    merge_step(cta.merge_sent_clock, shares_sent);
+    merge_step(cta.merge_rows_clock, rows_landed);
+    merge_step(cta.merge_staged_clock, staged);
+    merge_step(cta.merge_stored_clock, stored);
     const int stages = cta.ring_stages;
     const int tiles = recorded_tiles(cta);
     if (stages <= 0 || tiles == 0) continue;
@@ -236,6 +264,11 @@ RingSummary summarize_ring(const std::vector<kernels::CtaTimeline>& records) {
                       .q_issued = spread_of(std::move(q_issued)),
                       .first_issued = spread_of(std::move(first_issued)),
                       .first_landed = spread_of(std::move(first_landed))};
+  summary.merge = {.stats_landed = spread_of(std::move(stats_landed)),
+                   .shares_sent = spread_of(std::move(shares_sent)),
+                   .rows_landed = spread_of(std::move(rows_landed)),
+                   .staged = spread_of(std::move(staged)),
+                   .stored = spread_of(std::move(stored))};
   return summary;
 }
 
@@ -247,7 +280,8 @@ std::string ring_summary_text(const RingSummary& summary) {
       counted(summary.tiles, "tile"), counted(summary.ctas, "CTA"), figure_of(summary.stage_wait),
       figure_of(summary.issue_time));
   if (summary.mma_wait.tiles == 0) {
-    return text + " (the MMA warps record no events here)" + prologue_text(summary.prologue);
+    return text + " (the MMA warps record no events here)" + prologue_text(summary.prologue) +
+           merge_text(summary.merge);
   }
   return text + fmt::format(
                     "; a tile every {}; the MMA warps waited {} for the piece S begins on; its "
@@ -260,7 +294,8 @@ std::string ring_summary_text(const RingSummary& summary) {
                     figure_of(summary.free_to_issue), figure_of(summary.issue_to_landed),
                     counted(summary.issue_to_landed.tiles, "tile"),
                     figure_of(summary.rest_after_first)) +
-         by_stage_text(summary.by_stage) + prologue_text(summary.prologue);
+         by_stage_text(summary.by_stage) + prologue_text(summary.prologue) +
+         merge_text(summary.merge);
 }
 
 TimelineSummary summarize_timeline(const std::vector<kernels::CtaTimeline>& records) {
@@ -362,6 +397,13 @@ nlohmann::json timeline_json(const std::vector<BenchRow>& rows) {
                           {"work_known", event_json(cta.work_known_clock)},
                           {"q_issue", event_json(cta.q_issue_clock)},
                           {"q_issued", event_json(cta.q_issued_clock)},
+                          {"merge",
+                           {{"begin", event_json(cta.merge_begin_clock)},
+                            {"stats_landed", event_json(cta.merge_stats_clock)},
+                            {"shares_sent", event_json(cta.merge_sent_clock)},
+                            {"rows_landed", event_json(cta.merge_rows_clock)},
+                            {"staged", event_json(cta.merge_staged_clock)},
+                            {"stored", event_json(cta.merge_stored_clock)}}},
                           {"tiles", std::move(tiles)}};
       }
       ctas.push_back(std::move(record));

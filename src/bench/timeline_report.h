@@ -64,6 +64,16 @@ struct RingPrologue {
   Spread first_landed;   // that piece landed (where the MMA warps record events)
 };
 
+// A split pair's merge (the 64-head kernel's clusters of two), in SM cycles from its entry
+// (after the CTA's last tile and the row sums): where each step of the exchange ends.
+struct PairMerge {
+  Spread stats_landed;  // the other CTA's row statistics
+  Spread shares_sent;   // this CTA's share of the other's columns sent (the sending group)
+  Spread rows_landed;   // the other's share of this CTA's columns (the finishing group)
+  Spread staged;        // the final rows staged in shared memory
+  Spread stored;        // and read by their bulk copies
+};
+
 struct RingSummary {
   int ctas = 0;   // CTAs with such tiles
   int tiles = 0;  // their tiles that reuse a stage
@@ -80,6 +90,7 @@ struct RingSummary {
   Spread rest_after_first;  // the rest's wait returned, after the first piece's
   std::vector<StageRing> by_stage;  // per stage, where the MMA warps record their events
   RingPrologue prologue;  // over every CTA with a recorded tile
+  PairMerge merge;        // over the CTAs that merged as a pair (tiles = 0: none)
 };
 
 // tiles = 0 when no record has a ring (a portable kernel's, or no timeline build); the MMA

@@ -103,6 +103,8 @@ __device__ __forceinline__ void timeline_cta_started([[maybe_unused]] const Deco
   cta.mma_events = mma_events;
   cta.ring_stages = ring_stages;
   cta.work_known_clock = cta.q_issue_clock = cta.q_issued_clock = cta.start_clock;
+  cta.merge_begin_clock = cta.merge_stats_clock = cta.merge_sent_clock = cta.start_clock;
+  cta.merge_rows_clock = cta.merge_staged_clock = cta.merge_stored_clock = cta.start_clock;
 #endif
 }
 

@@ -115,6 +115,10 @@ CtaTimeline ring_cta(bool mma_events) {
   record.work_known_clock = record.start_clock + 40;
   record.q_issue_clock = record.start_clock + 60;
   record.q_issued_clock = record.start_clock + 90;
+  // No pair merge (the kernel sets each of its events to the start first).
+  record.merge_begin_clock = record.merge_stats_clock = record.merge_sent_clock =
+      record.merge_rows_clock = record.merge_staged_clock = record.merge_stored_clock =
+          record.start_clock;
   for (int t = 0; t < record.ring_tiles; ++t) {
     const std::uint32_t base = record.start_clock + 1000u * t;
     record.tile[t] = {.free_wait = base,
@@ -200,6 +204,45 @@ TEST(SummarizeRing, ThePrologueIsInCyclesFromEachCtasStartOverEveryCtaWithATile)
   EXPECT_DOUBLE_EQ(ring["work_known"].get<double>(), 60);
   EXPECT_TRUE(ring["q_issue"].is_null());
   EXPECT_TRUE(ring["q_issued"].is_null());
+}
+
+TEST(SummarizeRing, APairMergesStepsAreInCyclesFromItsEntryOverTheCtasThatMerged) {
+  // Two CTAs of a pair: entered at 10,000 cycles (after the clock's wrap), each step later;
+  // rank 0 recorded its share sent, rank 1 the other's share landed. A third did not merge.
+  CtaTimeline rank0 = ring_cta(true);
+  CtaTimeline rank1 = ring_cta(true);
+  for (CtaTimeline* record : {&rank0, &rank1}) {
+    record->merge_begin_clock = record->start_clock + 10000;
+    record->merge_stats_clock = record->merge_begin_clock + 1500;
+    record->merge_staged_clock = record->merge_begin_clock + 5000;
+    record->merge_stored_clock = record->merge_begin_clock + 6000;
+  }
+  rank0.merge_sent_clock = rank0.merge_begin_clock + 4000;
+  rank1.merge_rows_clock = rank1.merge_begin_clock + 4500;
+  rank1.merge_stats_clock += 500;
+  const RingSummary summary = summarize_ring({rank0, rank1, ring_cta(true)});
+  EXPECT_EQ(summary.merge.stats_landed.tiles, 2);
+  EXPECT_DOUBLE_EQ(summary.merge.stats_landed.mean, 1750);
+  EXPECT_EQ(summary.merge.shares_sent.tiles, 1);
+  EXPECT_DOUBLE_EQ(summary.merge.shares_sent.median, 4000);
+  EXPECT_EQ(summary.merge.rows_landed.tiles, 1);
+  EXPECT_DOUBLE_EQ(summary.merge.rows_landed.median, 4500);
+  EXPECT_DOUBLE_EQ(summary.merge.stored.median, 6000);
+  const std::string text = ring_summary_text(summary);
+  EXPECT_NE(text.find("; the pair merge, cycles from its entry: the other's statistics landed "
+                      "1,750 [1,500, 2,000], this CTA's share sent 4,000 [4,000, 4,000], the "
+                      "other's share landed 4,500 [4,500, 4,500], the rows staged 5,000 [5,000, "
+                      "5,000], stored 6,000 [6,000, 6,000] (2 CTAs)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(ring_summary_text(summarize_ring({ring_cta(true)})).find("pair merge"),
+            std::string::npos);
+  BenchRow row{.variant = "wgmma_h64_t64_w8_s2", .heads = 128, .batch = 32, .context = 4096};
+  row.timeline = {rank0, rank1};
+  const nlohmann::json merge = timeline_json({row})[0]["ctas"][1]["ring"]["merge"];
+  EXPECT_DOUBLE_EQ(merge["begin"].get<double>(), 10000);
+  EXPECT_TRUE(merge["shares_sent"].is_null());  // rank 1's group that sends recorded none
+  EXPECT_DOUBLE_EQ(merge["rows_landed"].get<double>(), 14500);
 }
 
 TEST(SummarizeRing, AnSThatBeginsOnTheRestWaitedUntilTheRestLanded) {

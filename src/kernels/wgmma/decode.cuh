@@ -236,6 +236,14 @@ __global__ void __launch_bounds__(kThreads, 1)
                               const float (&running_max)[2]) {
     const int rank = blockIdx.x % 2;
     const int peer = rank ^ 1;
+    // Its steps are recorded (kernels/timeline.h; nothing in a normal build) by thread 0 and
+    // by the first thread of the group that finishes (warpgroup `rank`) or sends (the other).
+    const auto merge_event = [&](int recorder, std::uint32_t CtaTimeline::*event) {
+      if (threadIdx.x == recorder) timeline_cta_event(args, event);
+    };
+    const int finisher = rank * 128;
+    const int sender = peer * 128;
+    merge_event(0, &CtaTimeline::merge_begin_clock);
     cluster_wait();  // the other's barriers are initialised
     float row_sum[2];
 #pragma unroll
@@ -251,6 +259,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbarrier_arrive_on_peer(peer_address(peer_stats_landed, peer));
     }
     mbarrier_wait_for_peer(peer_stats_landed, 0);
+    merge_event(0, &CtaTimeline::merge_stats_clock);
 
     // What this CTA's O weighs in each row's result: 2^(m − M) / (L + the sink's term), M the
     // pair's maximum and L its sum at M. Rows past the last head are neither sent nor written.
@@ -297,8 +306,10 @@ __global__ void __launch_bounds__(kThreads, 1)
                       o.z * weight[half], o.w * weight[half]);
       });
       mbarrier_arrive_on_peer(peer_address(peer_rows_landed, peer));
+      merge_event(sender, &CtaTimeline::merge_sent_clock);
     } else {
       mbarrier_wait_for_peer(peer_rows_landed, 0);
+      merge_event(finisher, &CtaTimeline::merge_rows_clock);
       const float4* exchange = reinterpret_cast<const float4*>(smem_base + T::kPairRowsOffset);
       bf16* staged = reinterpret_cast<bf16*>(smem_base);
       for_each_quad([&](int index, int half, int column, float4 o) {
@@ -310,7 +321,9 @@ __global__ void __launch_bounds__(kThreads, 1)
             fmaf(o.z, weight[half], other.z), fmaf(o.w, weight[half], other.w));
       });
     }
+    merge_event(finisher, &CtaTimeline::merge_staged_clock);
     store_staged_rows(T::kPairRowElems, rank * T::kGroupColumns, T::kGroupColumns);
+    merge_event(0, &CtaTimeline::merge_stored_clock);
   };
 
   // ---- Epilogue: the two groups' row sums meet, normalise and write ----------------------
