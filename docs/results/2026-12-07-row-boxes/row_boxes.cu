@@ -29,7 +29,8 @@
 // Build and run (sm_90a; from the repository root):
 //   nvcc -std=c++20 -O3 --expt-relaxed-constexpr -gencode=arch=compute_90a,code=sm_90a -Isrc \
 //     -Xcompiler -static-libstdc++,-static-libgcc -o build-d/row_boxes \
-//     docs/results/2026-12-07-row-boxes/row_boxes.cu && build-d/row_boxes
+//     docs/results/2026-12-07-row-boxes/row_boxes.cu src/kernels/wgmma/tensor_maps.cpp &&
+//   build-d/row_boxes
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
@@ -44,6 +45,7 @@
 
 #include "bench/cuda_raii.h"
 #include "core/median.h"
+#include "kernels/wgmma/tensor_maps.h"
 #include "kernels/wgmma/tile_copies.cuh"
 
 namespace wg = mlalab::kernels::wgmma;
@@ -232,18 +234,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
-PFN_cuTensorMapEncodeTiled_v12000 encoder() {
-  void* found = nullptr;
-  cudaDriverEntryPointQueryResult query{};
-  MLALAB_CUDA_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &found, 12000,
-                                                   cudaEnableDefault, &query));
-  if (query != cudaDriverEntryPointSuccess) {
-    std::fprintf(stderr, "no cuTensorMapEncodeTiled\n");
-    std::exit(1);
-  }
-  return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(found);
-}
-
 // The kernels' four-dimensional view (tensor_maps.cpp): [64 columns, page rows, spans, pages].
 void encode(CUtensorMap* map, void* cache, int page_rows, std::uint64_t pages, int box_rows,
             int box_spans, CUtensorMapL2promotion promotion) {
@@ -253,10 +243,15 @@ void encode(CUtensorMap* map, void* cache, int page_rows, std::uint64_t pages, i
   const cuuint32_t box[4] = {64, static_cast<cuuint32_t>(box_rows),
                              static_cast<cuuint32_t>(box_spans), 1};
   const cuuint32_t element_strides[4] = {1, 1, 1, 1};
-  const CUresult result = encoder()(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, cache, dims,
-                                    strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                    CU_TENSOR_MAP_SWIZZLE_128B, promotion,
-                                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const auto encoder = wg::tensor_map_encoder();
+  if (encoder == nullptr) {
+    std::fprintf(stderr, "no cuTensorMapEncodeTiled\n");
+    std::exit(1);
+  }
+  const CUresult result =
+      encoder(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, cache, dims, strides, box,
+              element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+              promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (result != CUDA_SUCCESS) {
     std::fprintf(stderr, "cuTensorMapEncodeTiled failed: %d\n", static_cast<int>(result));
     std::exit(1);
