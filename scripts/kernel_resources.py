@@ -7,9 +7,12 @@ from BUILD_DIR/compile_commands.json plus `-Xptxas -v`, into a scratch object.
 
 REGEX picks variants by name (default: every one the build compiles). The source tree is
 compiled as it is now, whatever the build last saw, so a change's spills show before any
-build. Exit status 1 when a kernel spills: a spilling balanced kernel is refused balanced
-launches, a spilling split kernel the variant (src/dispatch/feasibility.cpp); on a GPU,
-`mlalab configs` reads the same from the loaded code. Two of session 31's changes spilled 4 B
+build. Exit status 1 when a kernel uses local memory, by spills or by a stack frame (an array
+indexed at run time: ptxas reports no spill for it, but the loaded code's local size, which
+feasibility reads, counts it as well; in session 50 an array of O indexed by the cluster rank
+put 512 B there): such a balanced kernel is refused balanced launches, such a split kernel the
+variant (src/dispatch/feasibility.cpp); on a GPU, `mlalab configs` reads the same from the
+loaded code. Two of session 31's changes spilled 4 B
 here before they ever ran (docs/perf-notes.md, versions 47 and 48). Exit status 3 when no
 variant of the build matches (the test KernelsDoNotSpill counts that a skip), 2 on bad usage.
 (ptxas's -Werror does not make its spill warning an error: a build flag cannot catch it.)
@@ -45,6 +48,11 @@ def parse_ptxas(text):
             current["registers"] = int(used.group(1))
             current = None  # the entry's last line
     return kernels
+
+
+def uses_local_memory(kernel):
+    """Whether a parse_ptxas entry puts anything in local memory: spills, or a stack frame."""
+    return kernel["stack"] + kernel["spill_stores"] + kernel["spill_loads"] > 0
 
 
 def short_names(mangled):
@@ -114,11 +122,12 @@ def main(argv):
           f"{'spill st':>8} {'spill ld':>8}")
     spilled = 0
     for variant, name, k in rows:
-        spilled += k["spill_stores"] + k["spill_loads"] > 0
+        spilled += uses_local_memory(k)
         print(f"{variant:<24} {name:<36} {k['arch']:<7} {k['registers'] or 0:>4} "
               f"{k['stack']:>5} {k['spill_stores']:>8} {k['spill_loads']:>8}")
     if spilled:
-        print(f"kernel_resources: {spilled} kernel(s) spill", file=sys.stderr)
+        print(f"kernel_resources: {spilled} kernel(s) use local memory (a stack frame or spills)",
+              file=sys.stderr)
     return 1 if spilled else 0
 
 

@@ -37,6 +37,14 @@ class ParsePtxas(unittest.TestCase):
             "ptxas info    : Function properties for helper\n"
             "    8 bytes stack frame, 8 bytes spill stores, 8 bytes spill loads\n"), [])
 
+    def test_a_stack_frame_alone_is_local_memory_too(self):
+        # An array indexed at run time: ptxas reports no spill, but the frame is local memory,
+        # which feasibility refuses as it refuses spills.
+        frame_only = {"stack": 512, "spill_stores": 0, "spill_loads": 0}
+        self.assertTrue(kernel_resources.uses_local_memory(frame_only))
+        kernels = kernel_resources.parse_ptxas(PTXAS)
+        self.assertEqual([kernel_resources.uses_local_memory(k) for k in kernels], [True, False])
+
     @unittest.skipIf(shutil.which("c++filt") is None, "no c++filt here (binutils)")
     def test_names_are_shortened_to_the_template_id(self):
         mangled = [k["kernel"] for k in kernel_resources.parse_ptxas(PTXAS)]

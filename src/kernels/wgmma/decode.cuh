@@ -59,11 +59,13 @@ struct Traits {
                 plan_smem(kShape, dims_of(Layout::kV4).d_qk).q_bytes +
                     plan_smem(kShape, dims_of(Layout::kV4).d_qk).kv_bytes);
 
-  // A split pair's exchange (merge_pair): the half rows one CTA finishes, staged with the
-  // same padding, and after them the other's share of those, fp32 in the order its threads
-  // hold them.
+  // A split pair's exchange (merge_pair): the half rows one CTA finishes (each warpgroup's
+  // half of its columns, the two halves side by side), staged with the same padding, and after
+  // them the other's share of those, fp32 in the order its threads hold them, a region per
+  // warpgroup.
   static constexpr int kPairRowElems = kDv / 2 + kStagedRowPadBytes / 2;
   static constexpr int kPairRowsOffset = 34 * 1024;  // past the 33,792 staged bytes
+  static constexpr int kPairShareBytes = kBlockH * kDv / 2 / kWarpGroups * 4;  // per group
   static_assert(kBlockH * kPairRowElems * 2 <= kPairRowsOffset &&
                 kPairRowsOffset + kBlockH * kDv / 2 * 4 <=
                     plan_smem(kShape, dims_of(Layout::kV4).d_qk).q_bytes +
@@ -115,7 +117,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   const std::uint32_t peer_stats_landed = q_tile + pair_offset + kBlockH * 8;
   const std::uint32_t peer_rows_landed = peer_stats_landed + 8;
   constexpr int kStatThreads = kMmaThreads / 8;  // lane % 4 == 0 of warpgroup 0: two rows each
-  constexpr int kSendingThreads = kMmaThreads / 2;
 
   // A split CTA's one part, or a balanced worker's parts, which the copy warpgroup and the
   // MMA warpgroups walk apart, each through its cursor.
@@ -147,7 +148,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     ring.init_barriers(kWarps / kWarpGroups);
     if (merging) {
       mbarrier_init(peer_stats_landed, kStatThreads);
-      mbarrier_init(peer_rows_landed, kSendingThreads);
+      mbarrier_init(peer_rows_landed, kMmaThreads);
       fence_barrier_init();
     }
   }
@@ -212,13 +213,18 @@ __global__ void __launch_bounds__(kThreads, 1)
   };
   // Writes the bf16 rows the MMA threads staged from the start of shared memory (head row r at
   // r · row_elems) to `columns` columns of out from `first_column`, one bulk copy per head.
-  const auto store_staged_rows = [&](int row_elems, int first_column, int columns) {
+  // Row r's `pieces` runs of `columns` staged side by side go to columns first_column +
+  // piece · piece_stride of its output row, a bulk copy each.
+  const auto store_staged_rows = [&](int row_elems, int first_column, int columns,
+                                     int pieces = 1, int piece_stride = 0) {
     fence_async_proxy();  // staged by the generic proxy, read by the bulk copies' async one
     sync_mma_threads<kMmaThreads>();
-    const int row = threadIdx.x;
-    if (row < kBlockH && work.head0 + row < p.num_heads) {
-      bulk_store(ResultSlot(args, work, work.head0 + row).out_row + first_column,
-                 q_tile + row * row_elems * 2, columns * 2);
+    const int row = threadIdx.x % kBlockH;
+    const int piece = threadIdx.x / kBlockH;
+    if (piece < pieces && work.head0 + row < p.num_heads) {
+      bulk_store(ResultSlot(args, work, work.head0 + row).out_row + first_column +
+                     piece * piece_stride,
+                 q_tile + (row * row_elems + piece * columns) * 2, columns * 2);
       bulk_stores_read_wait();
     }
   };
@@ -227,23 +233,23 @@ __global__ void __launch_bounds__(kThreads, 1)
   // The pair's CTAs, ranks 0 and 1 of a cluster, hold O, the running maximum and the row sums
   // of their halves of one sequence's tokens. Each sends the other its row statistics, then
   // its share of the columns the other finishes: O rescaled to the pair's maximum and
-  // normalised by the pair's sum. Rank r finishes the d_v columns of its warpgroup r, for
-  // every head: its share plus the other's, out by a bulk copy per row. The other's share
-  // lands where q's tile and the ring were: it is sent only once this CTA's stats have
-  // arrived, which this CTA sends only after its last tile. Nothing else crosses: no partial
-  // rows in global memory, no combine.
+  // normalised by the pair's sum. Each warpgroup's 256 d_v columns are its 4 P·V tiles; of
+  // them rank r finishes tiles 2r and 2r + 1, for every head: its share plus the other's, out
+  // by two bulk copies per row, and sends the other two to the same warpgroup of the other
+  // CTA. Both warpgroups send and merge at once: with one sending and the other merging, the
+  // merge took ~6 µs, its staging ~1.3 of it (docs/perf-notes.md, version 63). The other's
+  // shares land where q's tile and the ring were: they are sent only once this CTA's stats
+  // have arrived, which this CTA sends only after its last tile. Nothing else crosses: no
+  // partial rows in global memory, no combine.
   const auto merge_pair = [&](const float (&out_acc)[T::kPvTiles][32],
                               const float (&running_max)[2]) {
     const int rank = blockIdx.x % 2;
     const int peer = rank ^ 1;
-    // Its steps are recorded (kernels/timeline.h; nothing in a normal build) by thread 0 and
-    // by the first thread of the group that finishes (warpgroup `rank`) or sends (the other).
-    const auto merge_event = [&](int recorder, std::uint32_t CtaTimeline::*event) {
-      if (threadIdx.x == recorder) timeline_cta_event(args, event);
+    // Its steps are recorded by thread 0 (kernels/timeline.h; nothing in a normal build).
+    const auto merge_event = [&](std::uint32_t CtaTimeline::*event) {
+      if (threadIdx.x == 0) timeline_cta_event(args, event);
     };
-    const int finisher = rank * 128;
-    const int sender = peer * 128;
-    merge_event(0, &CtaTimeline::merge_begin_clock);
+    merge_event(&CtaTimeline::merge_begin_clock);
     cluster_wait();  // the other's barriers are initialised
     float row_sum[2];
 #pragma unroll
@@ -259,11 +265,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbarrier_arrive_on_peer(peer_address(peer_stats_landed, peer));
     }
     mbarrier_wait_for_peer(peer_stats_landed, 0);
-    merge_event(0, &CtaTimeline::merge_stats_clock);
+    merge_event(&CtaTimeline::merge_stats_clock);
 
     // What this CTA's O weighs in each row's result: 2^(m − M) / (L + the sink's term), M the
     // pair's maximum and L its sum at M. Rows past the last head are neither sent nor written.
-    const bool finishes = warp_group == rank;
     bool valid[2];
     float weight[2];
 #pragma unroll
@@ -277,21 +282,24 @@ __global__ void __launch_bounds__(kThreads, 1)
                              own_factor * row_sum[half] +
                                  exp2_approx(other.x - pair_max) * other.y);
       weight[half] = own_factor * result.inverse();
-      if (valid[half] && rank == 0 && finishes && lane % 4 == 0) result.store_lse();
+      if (valid[half] && rank == 0 && warp_group == 0 && lane % 4 == 0) result.store_lse();
     }
-    // Four O values of a row (two column pairs, 8 apart), as this thread holds them; the
-    // thread of the other CTA in the same place of the finishing warpgroup holds the same
-    // ones, so they cross as slot k · 128 + (thread in group) of the exchange.
+    // Four O values of a row (two column pairs, 8 apart) of P·V tiles kFirstTile and
+    // kFirstTile + 1, as this thread holds them; the thread of the other CTA in the same
+    // place holds the same ones, so they cross as slot k · 128 + (thread in group) of its
+    // group's exchange. `column` is the quad's within the two tiles. The tiles are a constant
+    // (a branch on the rank picks them): indexed by the rank, O went to local memory.
+    constexpr int kSharedTiles = T::kPvTiles / 2;
     const int slot = threadIdx.x % 128;
-    const auto for_each_quad = [&](const auto& visit) {
+    const auto for_each_quad = [&]<int kFirstTile>(const auto& visit) {
 #pragma unroll
-      for (int tile = 0; tile < T::kPvTiles; ++tile) {
+      for (int tile = 0; tile < kSharedTiles; ++tile) {
 #pragma unroll
         for (int block = 0; block < T::kPvN / 8; block += 2) {
 #pragma unroll
           for (int half = 0; half < 2; ++half) {
             if (!valid[half]) continue;
-            const float* first = &out_acc[tile][block * 4 + half * 2];
+            const float* first = &out_acc[kFirstTile + tile][block * 4 + half * 2];
             visit(((tile * (T::kPvN / 8) + block) / 2 * 2 + half) * 128 + slot, half,
                   tile * T::kPvN + block * 8 + column_in_block,
                   make_float4(first[0], first[1], first[4], first[5]));
@@ -299,31 +307,42 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
       }
     };
-    if (!finishes) {
-      const std::uint32_t exchange = peer_address(q_tile + T::kPairRowsOffset, peer);
-      for_each_quad([&](int index, int half, int, float4 o) {
-        store_to_peer(exchange + index * 16, o.x * weight[half], o.y * weight[half],
-                      o.z * weight[half], o.w * weight[half]);
-      });
-      mbarrier_arrive_on_peer(peer_address(peer_rows_landed, peer));
-      merge_event(sender, &CtaTimeline::merge_sent_clock);
+    const int exchange_offset = T::kPairRowsOffset + warp_group * T::kPairShareBytes;
+    const std::uint32_t exchange_there = peer_address(q_tile + exchange_offset, peer);
+    const auto send = [&](int index, int half, int, float4 o) {
+      store_to_peer(exchange_there + index * 16, o.x * weight[half], o.y * weight[half],
+                    o.z * weight[half], o.w * weight[half]);
+    };
+    if (rank == 0) {
+      for_each_quad.template operator()<kSharedTiles>(send);
     } else {
-      mbarrier_wait_for_peer(peer_rows_landed, 0);
-      merge_event(finisher, &CtaTimeline::merge_rows_clock);
-      const float4* exchange = reinterpret_cast<const float4*>(smem_base + T::kPairRowsOffset);
-      bf16* staged = reinterpret_cast<bf16*>(smem_base);
-      for_each_quad([&](int index, int half, int column, float4 o) {
-        const float4 other = exchange[index];
-        bf16* row = staged + rows[half] * T::kPairRowElems + column;
-        *reinterpret_cast<std::uint32_t*>(row) = pack_bf16x2(
-            fmaf(o.x, weight[half], other.x), fmaf(o.y, weight[half], other.y));
-        *reinterpret_cast<std::uint32_t*>(row + 8) = pack_bf16x2(
-            fmaf(o.z, weight[half], other.z), fmaf(o.w, weight[half], other.w));
-      });
+      for_each_quad.template operator()<0>(send);
     }
-    merge_event(finisher, &CtaTimeline::merge_staged_clock);
-    store_staged_rows(T::kPairRowElems, rank * T::kGroupColumns, T::kGroupColumns);
-    merge_event(0, &CtaTimeline::merge_stored_clock);
+    mbarrier_arrive_on_peer(peer_address(peer_rows_landed, peer));
+    merge_event(&CtaTimeline::merge_sent_clock);
+    mbarrier_wait_for_peer(peer_rows_landed, 0);
+    merge_event(&CtaTimeline::merge_rows_clock);
+    const float4* exchange_here = reinterpret_cast<const float4*>(smem_base + exchange_offset);
+    bf16* staged = reinterpret_cast<bf16*>(smem_base) + warp_group * kSharedTiles * T::kPvN;
+    const auto merge = [&](int index, int half, int column, float4 o) {
+      const float4 other = exchange_here[index];
+      bf16* row = staged + rows[half] * T::kPairRowElems + column;
+      *reinterpret_cast<std::uint32_t*>(row) = pack_bf16x2(fmaf(o.x, weight[half], other.x),
+                                                           fmaf(o.y, weight[half], other.y));
+      *reinterpret_cast<std::uint32_t*>(row + 8) = pack_bf16x2(
+          fmaf(o.z, weight[half], other.z), fmaf(o.w, weight[half], other.w));
+    };
+    if (rank == 0) {
+      for_each_quad.template operator()<0>(merge);
+    } else {
+      for_each_quad.template operator()<kSharedTiles>(merge);
+    }
+    merge_event(&CtaTimeline::merge_staged_clock);
+    // Row r's two runs: columns 128·rank and 256 + 128·rank (d_v 512: kSharedTiles · kPvN =
+    // 128 columns per group and rank).
+    store_staged_rows(T::kPairRowElems, rank * kSharedTiles * T::kPvN, kSharedTiles * T::kPvN,
+                      kWarpGroups, T::kGroupColumns);
+    merge_event(&CtaTimeline::merge_stored_clock);
   };
 
   // ---- Epilogue: the two groups' row sums meet, normalise and write ----------------------
