@@ -212,9 +212,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   };
   // Writes the bf16 rows the MMA threads staged from the start of shared memory (head row r at
-  // r · row_elems) to `columns` columns of out from `first_column`, one bulk copy per head.
-  // Row r's `pieces` runs of `columns` staged side by side go to columns first_column +
-  // piece · piece_stride of its output row, a bulk copy each.
+  // r · row_elems): each row's `pieces` runs of `columns`, staged side by side, to columns
+  // first_column + piece · piece_stride of its output row, a bulk copy per run.
   const auto store_staged_rows = [&](int row_elems, int first_column, int columns,
                                      int pieces = 1, int piece_stride = 0) {
     fence_async_proxy();  // staged by the generic proxy, read by the bulk copies' async one
