@@ -273,7 +273,10 @@ RingSummary summarize_ring(const std::vector<kernels::CtaTimeline>& records) {
 }
 
 std::string ring_summary_text(const RingSummary& summary) {
-  if (summary.tiles == 0) return "";
+  if (summary.tiles == 0) {  // no tile reuses a stage: the pair merge alone, if any
+    const std::string merge = merge_text(summary.merge);
+    return merge.empty() ? "" : merge.substr(2);  // without its "; "
+  }
   std::string text = fmt::format(
       "ring, {} of {} that reuse a stage, SM cycles, median [10th, 90th percentile]: the copy "
       "issuer waited {} for a tile's stage and took {} from the free to the first piece's issue",

@@ -65,13 +65,13 @@ struct RingPrologue {
 };
 
 // A split pair's merge (the 64-head kernel's clusters of two), in SM cycles from its entry
-// (after the CTA's last tile and the row sums): where each step of the exchange ends.
+// (after the CTA's last tile and the row sums): where each step ends for the CTA's thread 0.
 struct PairMerge {
   Spread stats_landed;  // the other CTA's row statistics
-  Spread shares_sent;   // this CTA's share of the other's columns sent (the sending group)
-  Spread rows_landed;   // the other's share of this CTA's columns (the finishing group)
+  Spread shares_sent;   // this CTA's share of the other's columns sent
+  Spread rows_landed;   // the other's share of this CTA's columns
   Spread staged;        // the final rows staged in shared memory
-  Spread stored;        // and read by their bulk copies
+  Spread stored;        // and thread 0's bulk copy has read its row
 };
 
 struct RingSummary {

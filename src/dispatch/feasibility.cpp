@@ -55,7 +55,8 @@ Feasibility judge(const ResourceUsage& usage, std::optional<GpuLimits> limits,
     verdict.unchecked.emplace_back("spills (no GPU)");
   } else if (*usage.spill_bytes > 0) {
     failures.push_back(
-        fmt::format("spills {} B/thread to local memory", group_thousands(*usage.spill_bytes)));
+        fmt::format("uses {} B/thread of local memory (spills or a stack frame)",
+                    group_thousands(*usage.spill_bytes)));
   }
 
   if (!usage.regs) {
@@ -145,7 +146,8 @@ cudaError_t query_usage(const kernels::Variant& variant, int d_qk, ResourceUsage
 
 std::optional<std::string> balanced_launch_refusal(const ResourceUsage& usage) {
   if (usage.balanced_spill_bytes.value_or(0) > 0) {
-    return fmt::format("its balanced kernel spills {} B/thread to local memory",
+    return fmt::format("its balanced kernel uses {} B/thread of local memory (spills or a stack "
+                       "frame)",
                        group_thousands(*usage.balanced_spill_bytes));
   }
   if (usage.max_balanced_ctas_per_sm && *usage.max_balanced_ctas_per_sm < 1) {

@@ -78,10 +78,10 @@ struct CtaTimeline {
   std::uint32_t work_known_clock;
   std::uint32_t q_issue_clock;
   std::uint32_t q_issued_clock;
-  // A split pair's merge (the 64-head kernel's merge_pair), same clock: entered (after the
-  // last tile and the row sums), the other CTA's statistics landed, this CTA's share of the
-  // other's columns sent, the other's share of this CTA's columns landed, the final rows
-  // staged, and stored (their bulk copies read).
+  // A split pair's merge (the 64-head kernel's merge_pair), same clock, as thread 0 sees it:
+  // entered (after the last tile and the row sums), the other CTA's statistics landed, this
+  // CTA's share of the other's columns sent, the other's share of this CTA's columns landed,
+  // the final rows staged, and stored (its own row's bulk copy read).
   std::uint32_t merge_begin_clock;
   std::uint32_t merge_stats_clock;
   std::uint32_t merge_sent_clock;

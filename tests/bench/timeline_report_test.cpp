@@ -207,26 +207,26 @@ TEST(SummarizeRing, ThePrologueIsInCyclesFromEachCtasStartOverEveryCtaWithATile)
 }
 
 TEST(SummarizeRing, APairMergesStepsAreInCyclesFromItsEntryOverTheCtasThatMerged) {
-  // Two CTAs of a pair: entered at 10,000 cycles (after the clock's wrap), each step later;
-  // rank 0 recorded its share sent, rank 1 the other's share landed. A third did not merge.
+  // The two CTAs of a pair (thread 0 of each records every step): entered at 10,000 cycles
+  // (after the clock's wrap), each step later, rank 1's statistics 500 cycles later than
+  // rank 0's. A third CTA did not merge.
   CtaTimeline rank0 = ring_cta(true);
   CtaTimeline rank1 = ring_cta(true);
   for (CtaTimeline* record : {&rank0, &rank1}) {
     record->merge_begin_clock = record->start_clock + 10000;
     record->merge_stats_clock = record->merge_begin_clock + 1500;
+    record->merge_sent_clock = record->merge_begin_clock + 4000;
+    record->merge_rows_clock = record->merge_begin_clock + 4500;
     record->merge_staged_clock = record->merge_begin_clock + 5000;
     record->merge_stored_clock = record->merge_begin_clock + 6000;
   }
-  rank0.merge_sent_clock = rank0.merge_begin_clock + 4000;
-  rank1.merge_rows_clock = rank1.merge_begin_clock + 4500;
   rank1.merge_stats_clock += 500;
   const RingSummary summary = summarize_ring({rank0, rank1, ring_cta(true)});
   EXPECT_EQ(summary.merge.stats_landed.tiles, 2);
   EXPECT_DOUBLE_EQ(summary.merge.stats_landed.mean, 1750);
-  EXPECT_EQ(summary.merge.shares_sent.tiles, 1);
   EXPECT_DOUBLE_EQ(summary.merge.shares_sent.median, 4000);
-  EXPECT_EQ(summary.merge.rows_landed.tiles, 1);
   EXPECT_DOUBLE_EQ(summary.merge.rows_landed.median, 4500);
+  EXPECT_EQ(summary.merge.stored.tiles, 2);
   EXPECT_DOUBLE_EQ(summary.merge.stored.median, 6000);
   const std::string text = ring_summary_text(summary);
   EXPECT_NE(text.find("; the pair merge, cycles from its entry: the other's statistics landed "
@@ -237,12 +237,17 @@ TEST(SummarizeRing, APairMergesStepsAreInCyclesFromItsEntryOverTheCtasThatMerged
       << text;
   EXPECT_EQ(ring_summary_text(summarize_ring({ring_cta(true)})).find("pair merge"),
             std::string::npos);
+  // Where no tile reuses a stage (short parts), the merge's line stands alone.
+  CtaTimeline short_part = rank0;
+  short_part.ring_tiles = 2;
+  EXPECT_EQ(ring_summary_text(summarize_ring({short_part})).rfind("the pair merge, cycles", 0),
+            0u);
   BenchRow row{.variant = "wgmma_h64_t64_w8_s2", .heads = 128, .batch = 32, .context = 4096};
-  row.timeline = {rank0, rank1};
-  const nlohmann::json merge = timeline_json({row})[0]["ctas"][1]["ring"]["merge"];
-  EXPECT_DOUBLE_EQ(merge["begin"].get<double>(), 10000);
-  EXPECT_TRUE(merge["shares_sent"].is_null());  // rank 1's group that sends recorded none
-  EXPECT_DOUBLE_EQ(merge["rows_landed"].get<double>(), 14500);
+  row.timeline = {rank1, ring_cta(true)};
+  const nlohmann::json ctas = timeline_json({row})[0]["ctas"];
+  EXPECT_DOUBLE_EQ(ctas[0]["ring"]["merge"]["begin"].get<double>(), 10000);
+  EXPECT_DOUBLE_EQ(ctas[0]["ring"]["merge"]["rows_landed"].get<double>(), 14500);
+  EXPECT_TRUE(ctas[1]["ring"]["merge"]["begin"].is_null());  // it did not merge
 }
 
 TEST(SummarizeRing, AnSThatBeginsOnTheRestWaitedUntilTheRestLanded) {

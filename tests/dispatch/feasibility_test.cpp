@@ -189,7 +189,7 @@ TEST(Judge, SpillsAreInfeasible) {
   usage.spill_bytes = 64;
   const auto verdict = judge(usage, h200(), std::nullopt);
   EXPECT_FALSE(verdict.feasible);
-  EXPECT_EQ(verdict.reason, "spills 64 B/thread to local memory");
+  EXPECT_EQ(verdict.reason, "uses 64 B/thread of local memory (spills or a stack frame)");
 }
 
 // The balanced kernel (every variant's second build) is held to the spill and occupancy rules
@@ -200,7 +200,7 @@ TEST(BalancedLaunchRefusal, ABalancedKernelThatSpillsRunsSplitLaunchesOnly) {
   EXPECT_FALSE(balanced_launch_refusal(usage));
   usage.balanced_spill_bytes = 52;
   EXPECT_EQ(balanced_launch_refusal(usage),
-            "its balanced kernel spills 52 B/thread to local memory");
+            "its balanced kernel uses 52 B/thread of local memory (spills or a stack frame)");
   EXPECT_TRUE(judge(usage, h200(), std::nullopt).feasible);  // the split kernel decides that
 
   usage.balanced_spill_bytes = 0;
@@ -217,7 +217,7 @@ TEST(Judge, EveryFailingRuleIsNamed) {
   const auto verdict = judge(usage, std::nullopt, kConsumerBlackwellOptin);
   EXPECT_EQ(verdict.reason,
             "needs 142,544 B of shared memory, limit 101,376 B (requested limit); "
-            "spills 1,024 B/thread to local memory");
+            "uses 1,024 B/thread of local memory (spills or a stack frame)");
 }
 
 TEST(Judge, ZeroResidentCtasIsInfeasible) {

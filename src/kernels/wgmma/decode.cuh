@@ -289,6 +289,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     // group's exchange. `column` is the quad's within the two tiles. The tiles are a constant
     // (a branch on the rank picks them): indexed by the rank, O went to local memory.
     constexpr int kSharedTiles = T::kPvTiles / 2;
+    static_assert(kSharedTiles * T::kPvN / 16 * 2 * 128 * 16 == T::kPairShareBytes,
+                  "the quads' indices fill a group's exchange exactly");
+    static_assert(kWarpGroups * kBlockH <= kMmaThreads, "a thread per row and run of its store");
     const int slot = threadIdx.x % 128;
     const auto for_each_quad = [&]<int kFirstTile>(const auto& visit) {
 #pragma unroll

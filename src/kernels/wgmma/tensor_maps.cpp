@@ -36,8 +36,8 @@ bool encode_span_tiles(const bf16* base, int d_qk, int rows, std::int64_t row_st
                              box_spans > 0 ? static_cast<cuuint32_t>(box_spans) : spans, 1};
   const cuuint32_t element_strides[4] = {1, 1, 1, 1};
   // No L2 promotion: with 256-byte promotion the H200 landed these boxes ~8 % below a bulk
-  // copy of the same bytes, without it at the bulk rate; the H100 is indifferent
-  // (docs/results/2026-12-06-tile-pattern/, docs/perf-notes.md, version 60).
+  // copy of the same bytes, without it at the bulk rate; an H100's copies lost nothing to it
+  // (docs/results/2026-12-06-tile-pattern/, 2026-12-06-l2-promotion/; perf-notes, version 60).
   return encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<bf16*>(base), dims,
                 strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
                 CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
