@@ -15,6 +15,13 @@ namespace {
 
 constexpr const char* kSmemRule = "shared memory (no limit: no GPU and no override)";
 
+// A kernel's local size, as the runtime reports it: register spills, or a stack frame (an
+// array indexed at run time), which ptxas does not call a spill.
+std::string local_memory_use(int bytes) {
+  return fmt::format("uses {} B/thread of local memory (spills or a stack frame)",
+                     group_thousands(bytes));
+}
+
 }  // namespace
 
 bool Feasibility::smem_unchecked() const {
@@ -54,9 +61,7 @@ Feasibility judge(const ResourceUsage& usage, std::optional<GpuLimits> limits,
   if (!usage.spill_bytes) {
     verdict.unchecked.emplace_back("spills (no GPU)");
   } else if (*usage.spill_bytes > 0) {
-    failures.push_back(
-        fmt::format("uses {} B/thread of local memory (spills or a stack frame)",
-                    group_thousands(*usage.spill_bytes)));
+    failures.push_back(local_memory_use(*usage.spill_bytes));
   }
 
   if (!usage.regs) {
@@ -146,9 +151,7 @@ cudaError_t query_usage(const kernels::Variant& variant, int d_qk, ResourceUsage
 
 std::optional<std::string> balanced_launch_refusal(const ResourceUsage& usage) {
   if (usage.balanced_spill_bytes.value_or(0) > 0) {
-    return fmt::format("its balanced kernel uses {} B/thread of local memory (spills or a stack "
-                       "frame)",
-                       group_thousands(*usage.balanced_spill_bytes));
+    return "its balanced kernel " + local_memory_use(*usage.balanced_spill_bytes);
   }
   if (usage.max_balanced_ctas_per_sm && *usage.max_balanced_ctas_per_sm < 1) {
     return std::string("no CTA of its balanced kernel fits on an SM");
