@@ -273,18 +273,18 @@ RingSummary summarize_ring(const std::vector<kernels::CtaTimeline>& records) {
 }
 
 std::string ring_summary_text(const RingSummary& summary) {
+  const std::string merge = merge_text(summary.merge);
   if (summary.tiles == 0) {  // no tile reuses a stage: the pair merge alone, if any
-    const std::string merge = merge_text(summary.merge);
     return merge.empty() ? "" : merge.substr(2);  // without its "; "
   }
+  const std::string prologue_and_merge = prologue_text(summary.prologue) + merge;
   std::string text = fmt::format(
       "ring, {} of {} that reuse a stage, SM cycles, median [10th, 90th percentile]: the copy "
       "issuer waited {} for a tile's stage and took {} from the free to the first piece's issue",
       counted(summary.tiles, "tile"), counted(summary.ctas, "CTA"), figure_of(summary.stage_wait),
       figure_of(summary.issue_time));
   if (summary.mma_wait.tiles == 0) {
-    return text + " (the MMA warps record no events here)" + prologue_text(summary.prologue) +
-           merge_text(summary.merge);
+    return text + " (the MMA warps record no events here)" + prologue_and_merge;
   }
   return text + fmt::format(
                     "; a tile every {}; the MMA warps waited {} for the piece S begins on; its "
@@ -297,8 +297,7 @@ std::string ring_summary_text(const RingSummary& summary) {
                     figure_of(summary.free_to_issue), figure_of(summary.issue_to_landed),
                     counted(summary.issue_to_landed.tiles, "tile"),
                     figure_of(summary.rest_after_first)) +
-         by_stage_text(summary.by_stage) + prologue_text(summary.prologue) +
-         merge_text(summary.merge);
+         by_stage_text(summary.by_stage) + prologue_and_merge;
 }
 
 TimelineSummary summarize_timeline(const std::vector<kernels::CtaTimeline>& records) {
