@@ -1,13 +1,14 @@
 #!/bin/bash
 # The session's second device call, carry ["build-d/base60.txz", "build-d/headbin.txz",
-# "build-d/launch_floor", "build-d/hack.txz"]. On an H200: versions 60 and 63 against the build
-# before them in the lab (../2026-12-06-l2-promotion/h16.toml and h128.toml: base60 = main at
-# e610732, 90a, the two variants they time; headbin = main's full build, bin/mlalab alone); the
-# launch floor again with its unsplit rows, the swapped kernel unsplit at batch 32 and 64, and
-# what its split costs (../2026-12-07-launch-floor/split_cost.sh); then both mixed-length tables
-# of ../2026-12-01-h200-mixed-tuning/ re-tuned (theirs date from e4edff6). On any other card:
-# ../2026-12-07-launch-floor/run.sh (the floor, the bench, the split's cost on that card).
-# Writes $OUT/v60-ab.tar.gz and $OUT/h200-second.tar.gz (or $OUT/launch-floor.tar.gz).
+# "build-d/launch_floor", "build-d/hack.txz"] (prepare.sh builds them). On an H200: versions
+# 60 and 63 against the build before them in the lab (../2026-12-06-l2-promotion/h16.toml and
+# h128.toml: base60 = main at e610732, 90a, the two variants they time; headbin = main's full
+# build, bin/mlalab alone); the launch floor again with its unsplit rows, the swapped kernel
+# unsplit at batch 32 and 64, and what its split costs (../2026-12-07-launch-floor/
+# split_cost.sh); then both mixed-length tables of ../2026-12-01-h200-mixed-tuning/ re-tuned
+# (theirs date from e4edff6). On any other card: ../2026-12-07-launch-floor/run.sh (the floor,
+# the bench, the split's cost on that card). Writes $OUT/v60-ab.tar.gz and
+# $OUT/h200-second.tar.gz (or $OUT/launch-floor.tar.gz).
 if ! nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
   MLALAB_HEAD=headbin exec bash docs/results/2026-12-07-launch-floor/run.sh
 fi
