@@ -15,12 +15,6 @@ mkdir -p build-d
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(head base60 hack floor disc)
 
-bin_only() {  # bin_only BUILD ARCHIVE: the build's stripped bin/mlalab alone
-  local staging
-  staging=$(mktemp -d)
-  mkdir -p "$staging/bin" && cp "$1/bin/mlalab" "$staging/bin/" && strip "$staging/bin/mlalab"
-  tar -cJf "$2" -C "$staging" bin/mlalab && rm -rf "$staging"
-}
 # worktree_build NAME REVISION PATCH VARIANTS TESTS: REVISION (+ PATCH) built into build-NAME
 worktree_build() {
   local tree=/tmp/mlalab-prepare-$1
@@ -38,7 +32,7 @@ for target in "${targets[@]}"; do
     head)
       MLALAB_CUDA_ARCHS=90a bash scripts/build.sh build-main90
       bash scripts/pack_build.sh build-main90 build-d/head.txz
-      bin_only build-main90 build-d/headbin.txz ;;
+      bash scripts/pack_build.sh --bin-only build-main90 build-d/headbin.txz ;;
     base60)
       worktree_build base60 e610732 "" '^(wgmma_h16_t64_w4_s2|wgmma_h64_t64_w8_s2)$' OFF
       bash scripts/pack_build.sh build-base60 build-d/base60.txz ;;
