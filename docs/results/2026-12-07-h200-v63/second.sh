@@ -6,10 +6,12 @@
 # build, bin/mlalab alone); ../2026-12-07-launch-floor/run.sh (the floor with its unsplit rows,
 # the swapped kernel's bench split and unsplit, what its split costs); then both mixed-length
 # tables of ../2026-12-01-h200-mixed-tuning/ re-tuned (theirs date from e4edff6). On any other
-# card: that run.sh alone. Writes $OUT/v60-ab.tar.gz, $OUT/launch-floor.tar.gz and
-# $OUT/h200-mixed-tables.tar.gz (elsewhere the second alone).
+# card it stops at once (exit 3): the H100's floor and split costs are measured already
+# (../2026-12-07-launch-floor/h100/). Writes $OUT/v60-ab.tar.gz, $OUT/launch-floor.tar.gz and
+# $OUT/h200-mixed-tables.tar.gz.
 if ! nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-  MLALAB_HEAD=headbin exec bash docs/results/2026-12-07-launch-floor/run.sh
+  echo "not an H200: $(nvidia-smi --query-gpu=name --format=csv,noheader); nothing to do" >&2
+  exit 3
 fi
 MLALAB_LAND_BUILD=headbin MLALAB_LAND_STAGES= MLALAB_CALL_SECONDS=290 \
   bash docs/results/2026-12-06-l2-promotion/ab-and-targets.sh
