@@ -62,6 +62,17 @@ info_step() {  # the call's first step: when, which commit, which GPU at which c
 clocks.sm,clocks.max.sm,clocks.mem,power.limit,driver_version --format=csv"
 }
 
+# begin_call NAME BUILD...: a results folder's device call starts: every step bounded by the
+# call's limit (MLALAB_CALL_SECONDS, default 570 of the tool's 600), logs in NAME's folder,
+# each carried build-d/BUILD.txz unpacked, then info_step. Fails when a build is missing.
+begin_call() {
+  export MLALAB_STOP_AT=$(( $(date +%s) + ${MLALAB_CALL_SECONDS:-570} ))
+  session_folder "$1"
+  shift
+  unpack_builds "$@" || return 1
+  info_step
+}
+
 # sustained_clocks BUILD [NAME]: nvidia-smi's SM clock, power and throttle reasons every 50 ms
 # (to $out/NAME.csv; NAME defaults to sustained, the step's name too) while BUILD's mlalab runs
 # 128 heads, batch 64 and 16 heads, batch 128 (context 4,096, the 64-token variants) for ~7 s

@@ -5,11 +5,8 @@
 # path through both combine kernels), memcheck of the same, then both equal-length tables
 # re-tuned with the change on whatever card this is (an H200's or an H100's, for landing).
 # Writes $OUT/discard.tar.gz and $OUT/disc-tune.tar.gz.
-export MLALAB_STOP_AT=$(( $(date +%s) + ${MLALAB_CALL_SECONDS:-570} ))
 source scripts/session_steps.sh
-session_folder discard
-unpack_builds disc headbin || exit 1
-info_step
+begin_call discard disc headbin || exit 1
 R=docs/results/2026-12-07-discard
 for lab in h16 h128 mixed-h128 study; do
   step "ab_$lab" timeout 150 build-disc/bin/mlalab ab "$R/$lab.toml" --out "$out/$lab"
