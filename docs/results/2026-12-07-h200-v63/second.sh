@@ -1,5 +1,5 @@
 #!/bin/bash
-# An H200 call, carry ["build-d/base60.txz", "build-d/headbin.txz", "build-d/launch_floor",
+# A device call, carry ["build-d/base60.txz", "build-d/headbin.txz", "build-d/launch_floor",
 # "build-d/hack.txz"] (prepare.sh builds them), in the order of what a user misses most: both
 # mixed-length tables of ../2026-12-01-h200-mixed-tuning/ re-tuned with main's kernels (theirs
 # date from e4edff6, so a Dispatcher refuses them); versions 60 and 63 against the build before
@@ -7,23 +7,29 @@
 # 90a, the two variants they time; headbin = main's full build, bin/mlalab alone); then
 # ../2026-12-07-launch-floor/run.sh (the floor with its unsplit rows, the swapped kernel's bench
 # split and unsplit, what its split costs). Each part is bounded on its own (150, 290 and 120
-# s). On any other card it stops at once (exit 3): the H100's floor and split costs are
-# measured already (../2026-12-07-launch-floor/h100/). Writes $OUT/h200-mixed-tables.tar.gz,
-# $OUT/v60-ab.tar.gz and $OUT/launch-floor.tar.gz.
-if ! nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-  echo "not an H200: $(nvidia-smi --query-gpu=name --format=csv,noheader); nothing to do" >&2
-  exit 3
-fi
-(
+# s). On an H100 it tunes that card's two mixed-length tables alone (for
+# ../2026-12-07-h100-tables/; its floor and split costs are measured already), elsewhere it
+# stops at once (exit 3). Writes $OUT/h200-mixed-tables.tar.gz, $OUT/v60-ab.tar.gz and
+# $OUT/launch-floor.tar.gz (on an H100 $OUT/h100-mixed-tables.tar.gz).
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader)
+tune_mixed_tables() {  # tune_mixed_tables FOLDER: both mixed-length tables, main's kernels
   source scripts/session_steps.sh
-  MLALAB_CALL_SECONDS=150 begin_call h200-mixed-tables headbin || exit 1
+  MLALAB_CALL_SECONDS=150 begin_call "$1" headbin || exit 1
   for heads in 128 16; do
     step "tune_mixed_h$heads" build-headbin/bin/mlalab tune --layout v3 --heads "$heads" \
       --batch 8,64,128 --context 8192 --lengths uniform:0.125 --fresh \
       --out "$out/tuning-v3-h$heads-p64-mixed.json"
   done
   exit $status
-)
+}
+if [[ $gpu == *H100* ]]; then
+  (tune_mixed_tables h100-mixed-tables)
+  exit
+elif [[ $gpu != *H200* ]]; then
+  echo "neither an H200 nor an H100: $gpu; nothing to do" >&2
+  exit 3
+fi
+(tune_mixed_tables h200-mixed-tables)
 tables_status=$?
 MLALAB_LAND_BUILD=headbin MLALAB_LAND_STAGES= MLALAB_CALL_SECONDS=290 \
   bash docs/results/2026-12-06-l2-promotion/ab-and-targets.sh
