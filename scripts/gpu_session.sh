@@ -6,12 +6,16 @@
 # most 8 files).
 #
 #   scripts/gpu_session.sh BUILD_DIR OUT_DIR [stage ...]
-# stages: info configs tests bench sanitize ab tune targets python triton peers stalls (default:
-# the first six, in that order: the figures first, the slow sanitizer and the long A/B runs last).
+# stages: info configs tests bench sanitize ab tune tune_mixed targets python triton peers stalls
+# (default: the first six, in that order: the figures first, the slow sanitizer and the long A/B
+# runs last).
 # tune re-tunes, --fresh, the two equal-length tables of docs/results/2026-12-01-h200-tuning/
 # (V4 H = 16 and V3 H = 128, context 4,096) into OUT_DIR: after any kernel change their code
 # hashes differ from the build's and a Dispatcher refuses them, so a full build's session
 # should run it; installing the new tables there is a copy, after reading the logs.
+# tune_mixed re-tunes the two mixed-length tables of docs/results/2026-12-01-h200-mixed-tuning/
+# (V3, H = 128 and 16, batch 8 / 64 / 128, context 8,192, lengths uniform in 1,024-8,192) the
+# same way: a kernel change makes them stale too.
 # targets runs bench/targets/hopper_targets.py (issue 12's targets, judged: OUT_DIR/targets/;
 # after peers, or with an earlier peer table as MLALAB_PEERS_JSON, the peer table's target too;
 # MLALAB_TARGETS_VARIANTS: its --variants);
@@ -126,6 +130,13 @@ for stage in "${stages[@]}"; do
       run tune_v3_h128 "$mlalab" tune --layout v3 --heads 128 \
         --batch 1,8,16,32,48,64,80,96,128 --context 4096 --fresh \
         --out "$out/tuning-v3-h128-p64.json"
+      ;;
+    tune_mixed)
+      for heads in 128 16; do
+        run "tune_mixed_h$heads" "$mlalab" tune --layout v3 --heads "$heads" \
+          --batch 8,64,128 --context 8192 --lengths uniform:0.125 --fresh \
+          --out "$out/tuning-v3-h$heads-p64-mixed.json"
+      done
       ;;
     targets)
       run targets python3 bench/targets/hopper_targets.py --mlalab "$mlalab" --out "$out/targets" \

@@ -9,24 +9,19 @@
 # split and unsplit, what its split costs). Each part is bounded on its own (150, 290 and 120
 # s). On any other card it stops at once (exit 3): the H100's floor, split costs and mixed-
 # length tables are measured already (../2026-12-07-launch-floor/h100/, and
-# ../2026-12-07-h100-tables/, tuned by tune_mixed_tables below in session 53). Writes
+# ../2026-12-07-h100-tables/, tuned by gpu_session.sh's tune_mixed in session 53). Writes
 # $OUT/h200-mixed-tables.tar.gz, $OUT/v60-ab.tar.gz and $OUT/launch-floor.tar.gz.
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader)
-tune_mixed_tables() {  # tune_mixed_tables FOLDER: both mixed-length tables, main's kernels
-  source scripts/session_steps.sh
-  MLALAB_CALL_SECONDS=150 begin_call "$1" headbin || exit 1
-  for heads in 128 16; do
-    step "tune_mixed_h$heads" build-headbin/bin/mlalab tune --layout v3 --heads "$heads" \
-      --batch 8,64,128 --context 8192 --lengths uniform:0.125 --fresh \
-      --out "$out/tuning-v3-h$heads-p64-mixed.json"
-  done
-  exit $status
-}
 if [[ $gpu != *H200* ]]; then
   echo "not an H200: $gpu; nothing to do" >&2
   exit 3
 fi
-(tune_mixed_tables h200-mixed-tables)
+(
+  source scripts/session_steps.sh
+  unpack_builds headbin || exit 1
+  MLALAB_STOP_AT=$(( $(date +%s) + 150 )) MLALAB_ARCHIVE_DIR=$OUT \
+    bash scripts/gpu_session.sh build-headbin /tmp/mlalab-session/h200-mixed-tables info tune_mixed
+)
 tables_status=$?
 MLALAB_LAND_BUILD=headbin MLALAB_LAND_STAGES= MLALAB_CALL_SECONDS=290 \
   bash docs/results/2026-12-06-l2-promotion/ab-and-targets.sh

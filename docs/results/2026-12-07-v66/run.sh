@@ -22,16 +22,7 @@ step gpu_tests env MLALAB_TEST_VARIANTS="$variants" build-v66/tests/mlalab_gpu_t
 step memcheck env MLALAB_TEST_VARIANTS="$variants" compute-sanitizer --tool memcheck \
   --error-exitcode 1 build-v66/tests/mlalab_gpu_tests --gtest_filter='Layouts/DecodeSweep.*'
 [ "$status" -eq 0 ] || exit 1
-MLALAB_ARCHIVE_DIR=$OUT bash scripts/gpu_session.sh build-v66 /tmp/mlalab-session/v66-tune tune
-tune_status=$?
-if ! nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-  exit $(( status || tune_status ))
-fi
-out=/tmp/mlalab-session/v66-tune
-archive=$OUT/v66-tune.tar.gz
-for heads in 128 16; do
-  step "tune_mixed_h$heads" build-v66/bin/mlalab tune --layout v3 --heads "$heads" \
-    --batch 8,64,128 --context 8192 --lengths uniform:0.125 --fresh \
-    --out "$out/tuning-v3-h$heads-p64-mixed.json"
-done
-exit $(( status || tune_status ))
+tables=(tune)
+nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && tables+=(tune_mixed)
+MLALAB_ARCHIVE_DIR=$OUT bash scripts/gpu_session.sh build-v66 /tmp/mlalab-session/v66-tune \
+  "${tables[@]}"
