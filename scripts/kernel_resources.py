@@ -30,6 +30,8 @@ ENTRY = re.compile(r"Compiling entry function '(\S+)' for '(\w+)'")
 FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 USED = re.compile(r"Used (\d+) registers")
 SHORT = re.compile(r"(\w+<[^()]*>)\(")
+# An enumerator as a template argument demangles as a cast, (ns::Kind)1: shown as Kind:1.
+ENUM_ARGUMENT = re.compile(r"\((?:\w+::)*(\w+)\)(-?\d+)")
 
 
 def parse_ptxas(text):
@@ -63,7 +65,8 @@ def short_names(mangled):
                                    text=True, check=True).stdout.splitlines()
     except (OSError, subprocess.CalledProcessError):
         return list(mangled)
-    return [(m.group(1) if (m := SHORT.search(name)) else name) for name in demangled]
+    readable = [ENUM_ARGUMENT.sub(r"\1:\2", name) for name in demangled]
+    return [(m.group(1) if (m := SHORT.search(name)) else name) for name in readable]
 
 
 def instantiations(build_dir, pattern):

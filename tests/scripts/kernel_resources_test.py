@@ -51,6 +51,13 @@ class ParsePtxas(unittest.TestCase):
         self.assertEqual(kernel_resources.short_names(mangled),
                          ["decode_kernel<64, 2, true>", "decode_kernel<64, 2, false>"])
 
+    @unittest.skipIf(shutil.which("c++filt") is None, "no c++filt here (binutils)")
+    def test_an_enumerator_argument_is_shown_by_its_type_and_value(self):
+        mangled = ("_ZN6mlalab7kernels5wgmma21swapped_decode_kernelILi2ELb0ELNS1_13SwappedLaunchE1E"
+                   "EEvNS1_9WgmmaArgsE")
+        self.assertEqual(kernel_resources.short_names([mangled]),
+                         ["swapped_decode_kernel<2, false, SwappedLaunch:1>"])
+
 
 if __name__ == "__main__":
     sys.path.insert(0, sys.argv.pop(1))
