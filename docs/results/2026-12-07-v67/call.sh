@@ -8,8 +8,9 @@
 # (b)'s H100 lab says is not half of both groups' (../2026-12-07-pairs-timeline/h100-run3-v63/
 # is main's, both groups at once). Writes $OUT/v67-h200.tar.gz (and $OUT/v67-tune.tar.gz), or
 # $OUT/v67-turns-timeline.tar.gz.
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader)
-[[ $gpu == *H200* ]] && exec bash docs/results/2026-12-07-v67/h200.sh
+bash docs/results/2026-12-07-v67/h200.sh
+h200_status=$?
+[ "$h200_status" -eq 3 ] || exit "$h200_status"  # 3: not an H200 (h200.sh did nothing)
 source scripts/session_steps.sh
 MLALAB_CALL_SECONDS=${MLALAB_CALL_SECONDS:-120} begin_call v67-turns-timeline tlb || exit 1
 step b32 build-tlb/bin/mlalab bench --heads 128 --context 4096 --variant wgmma_h64_t64_w8_s2 \
