@@ -57,6 +57,16 @@ unpack_builds() {
   done
 }
 
+# on_h200: whether this machine's GPU is an H200 (the tables and targets are that card's; a call
+# for one may be given an H100). Says which card it is when it is not.
+on_h200() {
+  local gpu
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
+  [[ $gpu == *H200* ]] && return 0
+  echo "not an H200: ${gpu:-no GPU}" >&2
+  return 1
+}
+
 info_step() {  # the call's first step: when, which commit, which GPU at which clocks
   step info bash -c "date -u; git rev-parse --short=12 HEAD; nvidia-smi --query-gpu=name,\
 clocks.sm,clocks.max.sm,clocks.mem,power.limit,driver_version --format=csv"

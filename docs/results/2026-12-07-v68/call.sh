@@ -1,0 +1,47 @@
+#!/bin/bash
+# Versions 68 and 67 (a) measured for landing, carry ["build-d/v68.txz", "build-d/v67.txz",
+# "build-d/headbin.txz"] (README: how each is built). Correctness of version 68 first: the
+# decode sweep of the two 64-head variants the tables use (every split policy: fixed:2 runs
+# the pairs), memcheck and synccheck of the pairs; then its lab, h128.toml. On the H200 also
+# version 67 (a)'s lab (../2026-12-07-v67/h16.toml; its H100 lab ran in session 54), and each
+# lab's landing rule, written in perf-notes before the run (scripts/lab_decision.py), decides;
+# $out/landing.txt names the build to land with `scripts/land_kernel_change.sh NAME tune` in
+# the next call (v68 holds both changes, v67 (a) alone), or none. On another card the rules
+# decide nothing. Writes $OUT/v68.tar.gz; MLALAB_CALL_SECONDS (default 570) bounds the call.
+source scripts/session_steps.sh
+begin_call v68 v68 v67 headbin || exit 1
+pairs='^(wgmma_h64_t64_w8_s2|wgmma_h64_t32_w8_s4)$'
+step gpu_tests timeout 150 env MLALAB_TEST_VARIANTS="$pairs" build-v68/tests/mlalab_gpu_tests \
+  --gtest_filter='Layouts/DecodeSweep.*:DecodeValidation.*:DispatcherCapture.*'
+# Cases launched with fixed:2 among their policies; 17 heads leave rows past the last head.
+cases='^(b3_h64_p64|b3_h128_long_p64|b3_h17_p16)$'
+step memcheck env MLALAB_TEST_VARIANTS='^wgmma_h64_t64_w8_s2$' MLALAB_TEST_CASES="$cases" \
+  timeout 100 compute-sanitizer --tool memcheck --error-exitcode 1 \
+  build-v68/tests/mlalab_gpu_tests --gtest_filter='Layouts/DecodeSweep.*'
+step synccheck env MLALAB_TEST_VARIANTS='^wgmma_h64_t32_w8_s4$' MLALAB_TEST_CASES="$cases" \
+  timeout 80 compute-sanitizer --tool synccheck --error-exitcode 1 \
+  build-v68/tests/mlalab_gpu_tests --gtest_filter='Layouts/DecodeSweep.*'
+correct=$status
+step ab_h128 timeout 130 build-v68/bin/mlalab ab docs/results/2026-12-07-v68/h128.toml \
+  --out "$out/h128"
+on_h200 || exit $status
+step ab_h16 timeout 130 build-v67/bin/mlalab ab docs/results/2026-12-07-v67/h16.toml \
+  --out "$out/h16"
+# decide LAB CONCURRENCY: the rule on the lab's newest results (0: it lands).
+decide() {
+  local results
+  results=$(ls -d "$out/$1"/*/ 2>/dev/null | tail -n 1)results.json
+  python3 scripts/lab_decision.py "$results" --gain-at "$2" > "$out/decision_$1.log" 2>&1
+  local rc=$?
+  cat "$out/decision_$1.log"
+  return $rc
+}
+decide h16 128 && v67=lands || v67=
+decide h128 32 && [ "$correct" -eq 0 ] && v68=lands || v68=
+if [ -n "$v67" ] && [ -n "$v68" ]; then landing=v68
+elif [ -n "$v67" ]; then landing=v67
+else landing=none  # version 68 alone would need a build without (a)
+fi
+echo "landing: $landing" | tee "$out/landing.txt"
+pack
+exit $status
