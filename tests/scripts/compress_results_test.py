@@ -12,9 +12,9 @@ import tempfile
 import unittest
 from pathlib import Path
 
-# A device call carries the tracked tree and the packed builds (two stripped full builds with
-# the GPU tests: ~15 MB): 64 MiB in all.
-ROOM_FOR_BUILDS_MIB = 14
+# A device call carries the tracked tree and the packed builds (version 68's call: two stripped
+# full builds, one with the GPU tests, and a baseline's bin/mlalab, ~18 MB): 64 MiB in all.
+ROOM_FOR_BUILDS_MIB = 20
 DEVICE_CALL_LIMIT_MIB = 64
 
 
@@ -64,6 +64,24 @@ class Script(unittest.TestCase):
             self.assertFalse((run / "results.json").exists())
             self.assertEqual(lzma.open(run / "results.json.xz").read(), record)
             self.assertEqual((run / "report.md").read_text(), "# a report\n")
+
+    def test_compresses_large_logs_and_timelines_and_leaves_small_ones(self):
+        with tempfile.TemporaryDirectory() as folder:
+            run = Path(folder) / "2026-01-01-x"
+            run.mkdir()
+            hazards = b"========= Race reported between ...\n" * 4000  # ~150 KB
+            (run / "racecheck.log").write_bytes(hazards)
+            (run / "timeline.json").write_bytes(b'{"ctas": [' + b"0, " * 30000 + b"0]}")
+            (run / "info.log").write_text("NVIDIA H200\n")
+            (run / "fingerprint.json").write_bytes(b'{"pad": "' + b"x" * 70000 + b'"}')
+            done = subprocess.run(["bash", str(ROOT / "scripts/compress_results.sh"), folder],
+                                  capture_output=True, text=True)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertIn("2 other records over 64 KiB", done.stdout)
+            self.assertEqual(lzma.open(run / "racecheck.log.xz").read(), hazards)
+            self.assertTrue((run / "timeline.json.xz").exists())
+            self.assertEqual((run / "info.log").read_text(), "NVIDIA H200\n")
+            self.assertTrue((run / "fingerprint.json").exists())
 
 
 if __name__ == "__main__":
