@@ -57,6 +57,24 @@ unpack_builds() {
   done
 }
 
+# change_checks BUILD SWEPT MEMCHECKED SYNCCHECKED: a kernel change's correctness, three steps
+# on BUILD's GPU tests: the decode sweep of the SWEPT variants (a regex: every case and split
+# policy, both layouts), then memcheck of the MEMCHECKED and synccheck of the SYNCCHECKED ones
+# on the cases that reach the launches' edges: fixed:2 (a split pair per sequence) among their
+# policies, a sequence longer than the rest, and 17 heads (rows past the last head).
+change_checks() {
+  local tests="$1/tests/mlalab_gpu_tests"
+  local cases='^(b3_h64_p64|b3_h128_long_p64|b3_h17_p16)$'
+  step gpu_tests timeout 150 env MLALAB_TEST_VARIANTS="$2" "$tests" \
+    --gtest_filter='Layouts/DecodeSweep.*:DecodeValidation.*:DispatcherCapture.*'
+  step memcheck env MLALAB_TEST_VARIANTS="$3" MLALAB_TEST_CASES="$cases" timeout 100 \
+    compute-sanitizer --tool memcheck --error-exitcode 1 "$tests" \
+    --gtest_filter='Layouts/DecodeSweep.*'
+  step synccheck env MLALAB_TEST_VARIANTS="$4" MLALAB_TEST_CASES="$cases" timeout 80 \
+    compute-sanitizer --tool synccheck --error-exitcode 1 "$tests" \
+    --gtest_filter='Layouts/DecodeSweep.*'
+}
+
 # on_h200: whether this machine's GPU is an H200 (the tables and targets are that card's; a call
 # for one may be given an H100). Says which card it is when it is not.
 on_h200() {

@@ -14,17 +14,8 @@
 source scripts/session_steps.sh
 begin_call v68 v69 v68 v67 headbin tl69 || exit 1
 R=docs/results/2026-12-07-v68
-pairs='^(wgmma_h64_t64_w8_s2|wgmma_h64_t32_w8_s4)$'
-step gpu_tests timeout 150 env MLALAB_TEST_VARIANTS="$pairs" build-v69/tests/mlalab_gpu_tests \
-  --gtest_filter='Layouts/DecodeSweep.*:DecodeValidation.*:DispatcherCapture.*'
-# Cases launched with fixed:2 among their policies; 17 heads leave rows past the last head.
-cases='^(b3_h64_p64|b3_h128_long_p64|b3_h17_p16)$'
-step memcheck env MLALAB_TEST_VARIANTS='^wgmma_h64_t64_w8_s2$' MLALAB_TEST_CASES="$cases" \
-  timeout 100 compute-sanitizer --tool memcheck --error-exitcode 1 \
-  build-v69/tests/mlalab_gpu_tests --gtest_filter='Layouts/DecodeSweep.*'
-step synccheck env MLALAB_TEST_VARIANTS='^wgmma_h64_t32_w8_s4$' MLALAB_TEST_CASES="$cases" \
-  timeout 80 compute-sanitizer --tool synccheck --error-exitcode 1 \
-  build-v69/tests/mlalab_gpu_tests --gtest_filter='Layouts/DecodeSweep.*'
+change_checks build-v69 '^(wgmma_h64_t64_w8_s2|wgmma_h64_t32_w8_s4)$' \
+  '^wgmma_h64_t64_w8_s2$' '^wgmma_h64_t32_w8_s4$'
 correct=$status
 step ab_h128 timeout 130 build-v68/bin/mlalab ab $R/h128.toml --out "$out/h128"
 step ab_h128_stores timeout 130 build-v69/bin/mlalab ab $R/h128-stores.toml \
