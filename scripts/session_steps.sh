@@ -85,6 +85,18 @@ on_h200() {
   return 1
 }
 
+# lab_decision LAB CONCURRENCY: the landing rule written before a lab (scripts/lab_decision.py)
+# on the newest results under $out/LAB, its gain needed at CONCURRENCY; 0 when it lands. The
+# verdict goes to $out/decision_LAB.log too.
+lab_decision() {
+  local results
+  results=$(ls -d "$out/$1"/*/ 2>/dev/null | tail -n 1)results.json
+  python3 scripts/lab_decision.py "$results" --gain-at "$2" > "$out/decision_$1.log" 2>&1
+  local rc=$?
+  cat "$out/decision_$1.log"
+  return $rc
+}
+
 info_step() {  # the call's first step: when, which commit, which GPU at which clocks
   step info bash -c "date -u; git rev-parse --short=12 HEAD; nvidia-smi --query-gpu=name,\
 clocks.sm,clocks.max.sm,clocks.mem,power.limit,driver_version --format=csv"

@@ -20,17 +20,8 @@ step ab_h128 timeout 130 build-v68t/bin/mlalab ab docs/results/2026-12-07-v68/h1
 on_h200 || exit $status
 step ab_h16 timeout 130 build-v68t/bin/mlalab ab docs/results/2026-12-07-v67/h16.toml \
   --out "$out/h16"
-# decide LAB CONCURRENCY: the rule on the lab's newest results (0: it lands).
-decide() {
-  local results
-  results=$(ls -d "$out/$1"/*/ 2>/dev/null | tail -n 1)results.json
-  python3 scripts/lab_decision.py "$results" --gain-at "$2" > "$out/decision_$1.log" 2>&1
-  local rc=$?
-  cat "$out/decision_$1.log"
-  return $rc
-}
-decide h16 128 && v67=lands || v67=
-decide h128 32 && [ "$correct" -eq 0 ] && v68=lands || v68=
+lab_decision h16 128 && v67=lands || v67=
+lab_decision h128 32 && [ "$correct" -eq 0 ] && v68=lands || v68=
 if [ -n "$v67" ] && [ -n "$v68" ]; then landing=v68
 elif [ -n "$v67" ]; then landing=v67
 else landing=none  # 68 without (a) would need a build without it
