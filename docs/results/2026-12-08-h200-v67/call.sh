@@ -4,8 +4,8 @@
 # with (a), binaries only). Its lab (../2026-12-07-v67/h16.toml: main against v67's own
 # mlalab), its rule (docs/perf-notes.md, "Version 67", written before any run), and where it
 # lands, in the same call, the four H200 tables re-tuned and the targets
-# (scripts/land_kernel_change.sh v67 tune, until 585 s after the call's start: the mixed-length
-# tables come last). One call, not two: a device start costs 1.5-3 minutes, and a session's
+# (scripts/land_kernel_change.sh v67 tune, until 585 s after the call's start: the targets come
+# last). One call, not two: a device start costs 1.5-3 minutes, and a session's
 # device time is 30. Version 68's H200 lab (../2026-12-07-v68/call.sh) waits for a later call.
 # Writes $OUT/v67.tar.gz (the lab) and $OUT/v67-tune.tar.gz (the landing).
 call_start=$(date +%s)
