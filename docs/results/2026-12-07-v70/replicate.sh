@@ -4,6 +4,8 @@
 # $OUT/replication.tar.gz.
 source scripts/session_steps.sh
 begin_call replication v70t v68t headbin || exit 1
-step ab_v70 timeout 150 build-v70t/bin/mlalab ab docs/results/2026-12-07-v70/h128.toml --out "$out/v70"
-step ab_v68 timeout 150 build-v68t/bin/mlalab ab docs/results/2026-12-07-v68/h128.toml --out "$out/v68"
+step ab_v70 timeout 150 build-v70t/bin/mlalab ab docs/results/2026-12-07-v70/h128.toml \
+  --out "$out/v70"
+step ab_v68 timeout 150 build-v68t/bin/mlalab ab docs/results/2026-12-07-v68/h128.toml \
+  --out "$out/v68"
 pack
