@@ -97,9 +97,14 @@ lab_decision() {
   return $rc
 }
 
-info_step() {  # the call's first step: when, which commit, which GPU at which clocks
-  step info bash -c "date -u; git rev-parse --short=12 HEAD; nvidia-smi --query-gpu=name,\
-clocks.sm,clocks.max.sm,clocks.mem,power.limit,driver_version --format=csv"
+# info_step [BUILD...]: the call's first step: when, which commit (the tree's, and each
+# build-BUILD's own, which may differ: builds are carried), which GPU at which clocks
+info_step() {
+  local build versions=""
+  for build in "$@"; do versions+="echo build-$build: \$(build-$build/bin/mlalab --version); "; done
+  step info bash -c "date -u; echo tree: \$(git rev-parse --short=12 HEAD); ${versions}\
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.limit,driver_version \
+--format=csv"
 }
 
 # begin_call NAME BUILD...: a results folder's device call starts: every step bounded by the
@@ -110,7 +115,7 @@ begin_call() {
   session_folder "$1"
   shift
   unpack_builds "$@" || return 1
-  info_step
+  info_step "$@"
 }
 
 # sustained_clocks BUILD [NAME]: nvidia-smi's SM clock, power and throttle reasons every 50 ms

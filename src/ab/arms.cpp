@@ -152,13 +152,34 @@ class CpuBackend final : public KernelBackend {
 
 // ---- CUDA backend ---------------------------------------------------------------------------
 
+// The workspaces of one CUDA arm: `placements` allocations of `bytes` each, or fewer where
+// they would exceed kMaxPlacementBytes (one at least); none for a launch without a workspace.
+constexpr std::size_t kMaxPlacementBytes = std::size_t{1} << 30;
+
+std::vector<bench::DeviceBuffer<std::byte>> allocate_placements(std::size_t bytes,
+                                                                int placements) {
+  std::vector<bench::DeviceBuffer<std::byte>> workspaces;
+  if (bytes == 0) return workspaces;
+  const auto fitting = static_cast<int>(std::min<std::size_t>(
+      static_cast<std::size_t>(placements), std::max<std::size_t>(1, kMaxPlacementBytes / bytes)));
+  for (int i = 0; i < fitting; ++i) workspaces.emplace_back(bytes);
+  return workspaces;
+}
+
+std::vector<void*> pointers(std::vector<bench::DeviceBuffer<std::byte>>& workspaces) {
+  std::vector<void*> result;
+  for (auto& workspace : workspaces) result.push_back(workspace.data());
+  if (result.empty()) result.push_back(nullptr);
+  return result;
+}
+
 class CudaArm final : public PreparedArm {
  public:
-  CudaArm(bench::DeviceBuffer<std::byte> workspace, const bench::DeviceProblem& device_problem,
-          const KernelConfig& config, const kernels::LaunchPlan& plan, cudaStream_t stream,
-          int batch, int launches)
-      : workspace_(std::move(workspace)),
-        timer_(device_problem, config, plan, workspace_.data(), stream),
+  CudaArm(std::vector<bench::DeviceBuffer<std::byte>> workspaces,
+          const bench::DeviceProblem& device_problem, const KernelConfig& config,
+          const kernels::LaunchPlan& plan, cudaStream_t stream, int batch, int launches)
+      : workspaces_(std::move(workspaces)),
+        timer_(device_problem, config, plan, pointers(workspaces_), stream),
         stream_(stream),
         batch_(batch),
         launches_(launches) {}
@@ -177,7 +198,7 @@ class CudaArm final : public PreparedArm {
   }
 
  private:
-  bench::DeviceBuffer<std::byte> workspace_;  // before timer_: the graph uses it
+  std::vector<bench::DeviceBuffer<std::byte>> workspaces_;  // before timer_: its graphs use them
   bench::ReplicaTimer timer_;
   cudaStream_t stream_;
   int batch_;
@@ -192,7 +213,8 @@ class CudaPoint final : public KernelPoint {
         reference_(host_, bench::validation_batch_indices(host_.spec.batch)),
         device_(device),
         stream_(stream),
-        launches_(workload.launches_per_sample) {}
+        launches_(workload.launches_per_sample),
+        placements_(workload.workspace_placements) {}
 
   Preparation prepare(const KernelArm& arm) override {
     Preparation preparation;
@@ -231,13 +253,16 @@ class CudaPoint final : public KernelPoint {
         device_problem_.params(0), config, host_.max_seq_len(), placement.slots(device_.sm_count));
     preparation.splits = plan.num_splits;
     preparation.workers = plan.workers;
-    bench::DeviceBuffer<std::byte> workspace(plan.workspace_bytes);
+    std::vector<bench::DeviceBuffer<std::byte>> workspaces =
+        allocate_placements(plan.workspace_bytes, placements_);
     if (auto failure = bench::validate_on_device(host_, device_problem_, config, plan,
-                                                 workspace.data(), stream_, reference_)) {
+                                                 pointers(workspaces).front(), stream_,
+                                                 reference_)) {
       preparation.invalid_reason = std::move(*failure);
       return preparation;
     }
-    preparation.arm = std::make_unique<CudaArm>(std::move(workspace), device_problem_, config,
+    preparation.workspace_placements = static_cast<int>(workspaces.size());
+    preparation.arm = std::make_unique<CudaArm>(std::move(workspaces), device_problem_, config,
                                                 plan, stream_, host_.spec.batch, launches_);
     return preparation;
   }
@@ -249,6 +274,7 @@ class CudaPoint final : public KernelPoint {
   const bench::DeviceInfo& device_;
   cudaStream_t stream_;
   int launches_;
+  int placements_;
 };
 
 class CudaBackend final : public KernelBackend {

@@ -53,8 +53,9 @@ const std::vector<std::string_view> kSweepKeys = {"layout", "heads", "page_size"
 const std::vector<std::string_view> kUniformKeys = {"distribution", "min", "max", "seed"};
 const std::vector<std::string_view> kLogNormalKeys = {"distribution", "median", "sigma",
                                                       "min",          "max",    "seed"};
-const std::vector<std::string_view> kMeasureKeys = {"launches_per_sample", "max_minutes",
-                                                    "throttle_fraction", "heat_ms"};
+const std::vector<std::string_view> kMeasureKeys = {
+    "launches_per_sample", "max_minutes", "throttle_fraction", "heat_ms",
+    "workspace_placements"};
 const std::vector<std::string_view> kDecisionKeys = {
     "min_effect_pct", "alpha", "min_rounds", "max_rounds",
     "time_budget_s",  "seed",  "correction", "family"};
@@ -568,6 +569,10 @@ class Parser {
     check_keys(*scope, kMeasureKeys);
     if (const auto launches = get_int(*scope, "launches_per_sample", 1, kMaxLaunchesPerSample)) {
       measure.launches_per_sample = launches->value;
+    }
+    if (const auto placements =
+            get_int(*scope, "workspace_placements", 1, kMaxWorkspacePlacements)) {
+      measure.workspace_placements = placements->value;
     }
     if (const auto minutes = get_number_in(*scope, "max_minutes", 0, true, kMaxRunMinutes, false)) {
       measure.max_minutes = minutes->value;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <ostream>
+#include <stdexcept>
 
 #include "bench/bench_runner.h"
 #include "bench/check.h"
@@ -122,28 +123,40 @@ std::optional<std::string> validate_on_device(HostProblem& host, DeviceProblem& 
 }
 
 ReplicaTimer::ReplicaTimer(const DeviceProblem& device_problem, const KernelConfig& config,
-                           const kernels::LaunchPlan& plan, void* workspace, cudaStream_t stream)
+                           const kernels::LaunchPlan& plan, std::span<void* const> workspaces,
+                           cudaStream_t stream)
     : stream_(stream), replicas_(device_problem.replicas()) {
-  graph_.capture(stream, [&](cudaStream_t capture_stream) {
-    for (int r = 0; r < replicas_; ++r) {
-      MLALAB_CUDA_TRY(
-          kernels::launch(device_problem.params(r), config, plan, workspace, capture_stream)
-              .error);
-    }
-  });
+  if (workspaces.empty()) throw std::invalid_argument("ReplicaTimer: no workspace");
+  const int placements = static_cast<int>(workspaces.size());
+  const int graphs = (placements + replicas_ - 1) / replicas_;
+  for (int g = 0; g < graphs; ++g) {
+    auto& graph = graphs_.emplace_back(std::make_unique<CudaGraph>());
+    graph->capture(stream, [&](cudaStream_t capture_stream) {
+      for (int r = 0; r < replicas_; ++r) {
+        void* workspace = workspaces[(g * replicas_ + r) % placements];
+        MLALAB_CUDA_TRY(
+            kernels::launch(device_problem.params(r), config, plan, workspace, capture_stream)
+                .error);
+      }
+    });
+  }
   warm_up();
 }
 
 void ReplicaTimer::warm_up(int replays) const {
-  for (int replay = 0; replay < replays; ++replay) graph_.replay(stream_);
+  for (const auto& graph : graphs_) {
+    for (int replay = 0; replay < replays; ++replay) graph->replay(stream_);
+  }
 }
 
 std::vector<double> ReplicaTimer::time_calls_us(int replays) {
   std::vector<double> calls_us;
   calls_us.reserve(replays);
   for (int replay = 0; replay < replays; ++replay) {
+    const CudaGraph& graph = *graphs_[next_graph_];
+    next_graph_ = (next_graph_ + 1) % graphs_.size();
     start_.record(stream_);
-    graph_.replay(stream_);
+    graph.replay(stream_);
     stop_.record(stream_);
     calls_us.push_back(CudaEvent::elapsed_ms(start_, stop_) * kMicrosPerMilli / replicas_);
   }

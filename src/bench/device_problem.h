@@ -6,13 +6,14 @@
 //   - LazyReference and reference_mismatch: the fp64 reference, computed once per problem on
 //     first use, and the comparison of an output with it;
 //   - validate_on_device: one call on poisoned outputs, checked against the reference;
-//   - ReplicaTimer: one CUDA graph of one call per replica, warmed up, whose replays are
-//     timed with events; a call's time is replay time / R.
+//   - ReplicaTimer: CUDA graphs of one call per replica, warmed up, whose replays are timed
+//     with events; a call's time is replay time / R.
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -94,21 +95,33 @@ std::optional<std::string> validate_on_device(HostProblem& host, DeviceProblem& 
                                               const kernels::LaunchPlan& plan, void* workspace,
                                               cudaStream_t stream, LazyReference& reference);
 
-// One CUDA graph that calls the config once per replica, so that every call reads its KV from
+// A CUDA graph that calls the config once per replica, so that every call reads its KV from
 // HBM, and no host launch cost enters the timing. Construction captures the graph and replays
 // it kWarmupReplays times.
+//
+// Given several workspaces (placements), the calls take them in turn, across as many graphs as
+// it needs to use each (⌈placements / R⌉, replayed in turn). Where a workspace's allocation
+// lands moves a split launch's time by up to ±1 % at 128 heads, fixed for as long as the
+// allocation lives (docs/perf-notes.md, "The lab's A/A offsets at 128 heads"): an arm timed on
+// one workspace carries that offset through every sample, one timed on several carries their
+// average.
 class ReplicaTimer {
  public:
   ReplicaTimer(const DeviceProblem& device_problem, const KernelConfig& config,
-               const kernels::LaunchPlan& plan, void* workspace, cudaStream_t stream);
+               const kernels::LaunchPlan& plan, std::span<void* const> workspaces,
+               cudaStream_t stream);
+  ReplicaTimer(const DeviceProblem& device_problem, const KernelConfig& config,
+               const kernels::LaunchPlan& plan, void* workspace, cudaStream_t stream)
+      : ReplicaTimer(device_problem, config, plan, std::span<void* const>(&workspace, 1),
+                     stream) {}
   ReplicaTimer(const ReplicaTimer&) = delete;
   ReplicaTimer& operator=(const ReplicaTimer&) = delete;
 
-  // Replays the graph `replays` times (not timed), e.g. to bring the clocks up after a pause.
+  // Replays each graph `replays` times (not timed), e.g. to bring the clocks up after a pause.
   void warm_up(int replays = kWarmupReplays) const;
 
-  // Replays the graph `replays` times back to back, each between two events: per replay, the
-  // time of one call in µs (replay time / replicas).
+  // Replays the graphs `replays` times in turn, back to back, each between two events: per
+  // replay, the time of one call in µs (replay time / replicas).
   std::vector<double> time_calls_us(int replays);
 
   int replicas() const { return replicas_; }
@@ -116,7 +129,8 @@ class ReplicaTimer {
  private:
   cudaStream_t stream_;
   int replicas_;
-  CudaGraph graph_;
+  std::vector<std::unique_ptr<CudaGraph>> graphs_;
+  std::size_t next_graph_ = 0;
   CudaEvent start_;
   CudaEvent stop_;
 };

@@ -149,6 +149,17 @@ std::string metric_text(const ab::RunRecord& record) {
          "+25 %, and one at 12 is −16.7 %";
 }
 
+// Where a split launch's workspace lands is a fixed offset of the arm (ab/arms.h).
+std::string placements_text(const ab::MeasureSettings& measure) {
+  if (measure.workspace_placements <= 1) {
+    return " A split launch's partial results go to one workspace per arm.";
+  }
+  return fmt::format(
+      " A split launch's calls take {} workspaces per arm in turn, so that where one "
+      "allocation lands averages out instead of shifting one arm.",
+      measure.workspace_placements);
+}
+
 std::string throttle_text(double fraction) {
   if (fraction <= 0) return "Throttling was not checked (throttle_fraction 0).";
   return fmt::format("A sample taken while the SM clock read below {:g}% of the run's peak "
@@ -724,9 +735,9 @@ void how(std::ostream& out, const ab::RunRecord& record) {
     } else {
       out << fmt::format(
           "- **Samples.** One sample is the median time of {} back-to-back CUDA-graph launches, "
-          "turned into sequences per second. {}{}\n",
+          "turned into sequences per second. {}{}{}\n",
           launches, throttle_text(experiment.measure.throttle_fraction),
-          heat_text(experiment.measure));
+          heat_text(experiment.measure), placements_text(experiment.measure));
     }
   } else {
     out << fmt::format(

@@ -159,7 +159,8 @@ Json experiment_json(const ab::Experiment& experiment) {
         {"throttle_fraction", throttling_applies(experiment)
                                   ? Json(experiment.measure.throttle_fraction)
                                   : Json(nullptr)},
-        {"heat_ms", experiment.measure.heat_ms}}},
+        {"heat_ms", experiment.measure.heat_ms},
+        {"workspace_placements", kernel_only(experiment.measure.workspace_placements)}}},
       {"stats",
        {{"min_effect_pct", stats.min_effect_pct},
         {"alpha", stats.alpha},
@@ -382,7 +383,9 @@ ab::Experiment experiment_from(const Reader& json) {
       // A run without the throttle check (CPU, commands) wrote null: the file's default.
       .throttle_fraction =
           measure.get_or<double>("throttle_fraction", ab::default_throttle_fraction(heat_ms)),
-      .heat_ms = heat_ms};
+      .heat_ms = heat_ms,
+      // Records before it held one workspace per arm.
+      .workspace_placements = measure.get_if_present<int>("workspace_placements", 1)};
   const Reader stats = json.child("stats");
   // Files before schema 3 also hold "resamples", a setting of the earlier statistics: unread.
   experiment.stats = {.min_effect_pct = stats.get<double>("min_effect_pct"),

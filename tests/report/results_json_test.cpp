@@ -327,6 +327,29 @@ TEST(ResultsJson, RoundTripsThePowerReadingsAndTheReportShowsThem) {
   EXPECT_EQ(old_report.str().find(" W |"), std::string::npos);
 }
 
+TEST(ResultsJson, RoundTripsWorkspacePlacementsAndTheReportSaysThem) {
+  ab::RunRecord record = analysed();
+  record.experiment.measure.workspace_placements = 5;
+  const auto json = nlohmann::json::parse(written(record));
+  EXPECT_EQ(json["experiment"]["measure"]["workspace_placements"], 5);
+  const ab::RunRecord back = record_from_json(json);
+  EXPECT_EQ(back.experiment.measure.workspace_placements, 5);
+  EXPECT_EQ(written(back), written(record));
+  std::ostringstream report;
+  MarkdownReport().write(record, report);
+  EXPECT_NE(report.str().find("take 5 workspaces per arm in turn"), std::string::npos)
+      << report.str();
+
+  // Files from before placements held one workspace per arm, and their report says so.
+  auto older = json;
+  older["experiment"]["measure"].erase("workspace_placements");
+  const ab::RunRecord old_back = record_from_json(older);
+  EXPECT_EQ(old_back.experiment.measure.workspace_placements, 1);
+  std::ostringstream old_report;
+  MarkdownReport().write(old_back, old_report);
+  EXPECT_NE(old_report.str().find("go to one workspace per arm"), std::string::npos);
+}
+
 TEST(ResultsJson, RoundTripsHeatAndTheReportSaysWhatItDid) {
   ab::RunRecord record = analysed();
   record.experiment.measure.heat_ms = 250;
