@@ -74,8 +74,8 @@ class Workload:
     context_lengths: list
     seed: int
     launches_per_sample: int
-    # The lab's workspaces per CUDA kernel arm; a Python arm's buffers are its own: unused.
-    workspace_placements: int = 1
+    # The lab's instances per CUDA kernel arm; a Python arm is its launcher's own: unused.
+    instances_per_arm: int = 1
 
 
 @dataclasses.dataclass
@@ -336,7 +336,7 @@ class Worker:
 
     def prepare(self, arm: dict) -> dict:
         identity = json.dumps(arm, sort_keys=True)
-        reply = {"ok": True, "splits": 0, "workers": 0, "workspace_placements": 0,
+        reply = {"ok": True, "splits": 0, "workers": 0, "instances": 0,
                  "resolved_config": ""}
         params = arm.get("params", {})
         w = self.workload

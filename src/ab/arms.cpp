@@ -152,24 +152,25 @@ class CpuBackend final : public KernelBackend {
 
 // ---- CUDA backend ---------------------------------------------------------------------------
 
-// The workspaces of one CUDA arm: `placements` allocations of `bytes` each, or fewer where
-// they would exceed kMaxPlacementBytes (one at least); none for a launch without a workspace.
-constexpr std::size_t kMaxPlacementBytes = std::size_t{1} << 30;
+// The workspaces of one CUDA arm's instances: `instances` allocations of `bytes` each, or
+// fewer where they would pass kMaxInstanceBytes (one at least); empty buffers (null) for a
+// launch without a workspace.
+constexpr std::size_t kMaxInstanceBytes = std::size_t{1} << 30;
 
-std::vector<bench::DeviceBuffer<std::byte>> allocate_placements(std::size_t bytes,
-                                                                int placements) {
+std::vector<bench::DeviceBuffer<std::byte>> instance_workspaces(std::size_t bytes,
+                                                                int instances) {
+  const std::size_t fitting =
+      bytes == 0 ? static_cast<std::size_t>(instances)
+                 : std::clamp<std::size_t>(kMaxInstanceBytes / bytes, 1,
+                                           static_cast<std::size_t>(instances));
   std::vector<bench::DeviceBuffer<std::byte>> workspaces;
-  if (bytes == 0) return workspaces;
-  const auto fitting = static_cast<int>(std::min<std::size_t>(
-      static_cast<std::size_t>(placements), std::max<std::size_t>(1, kMaxPlacementBytes / bytes)));
-  for (int i = 0; i < fitting; ++i) workspaces.emplace_back(bytes);
+  for (std::size_t i = 0; i < fitting; ++i) workspaces.emplace_back(bytes);
   return workspaces;
 }
 
 std::vector<void*> pointers(std::vector<bench::DeviceBuffer<std::byte>>& workspaces) {
   std::vector<void*> result;
   for (auto& workspace : workspaces) result.push_back(workspace.data());
-  if (result.empty()) result.push_back(nullptr);
   return result;
 }
 
@@ -214,7 +215,7 @@ class CudaPoint final : public KernelPoint {
         device_(device),
         stream_(stream),
         launches_(workload.launches_per_sample),
-        placements_(workload.workspace_placements) {}
+        instances_(workload.instances_per_arm) {}
 
   Preparation prepare(const KernelArm& arm) override {
     Preparation preparation;
@@ -254,14 +255,14 @@ class CudaPoint final : public KernelPoint {
     preparation.splits = plan.num_splits;
     preparation.workers = plan.workers;
     std::vector<bench::DeviceBuffer<std::byte>> workspaces =
-        allocate_placements(plan.workspace_bytes, placements_);
+        instance_workspaces(plan.workspace_bytes, instances_);
     if (auto failure = bench::validate_on_device(host_, device_problem_, config, plan,
                                                  pointers(workspaces).front(), stream_,
                                                  reference_)) {
       preparation.invalid_reason = std::move(*failure);
       return preparation;
     }
-    preparation.workspace_placements = static_cast<int>(workspaces.size());
+    preparation.instances = static_cast<int>(workspaces.size());
     preparation.arm = std::make_unique<CudaArm>(std::move(workspaces), device_problem_, config,
                                                 plan, stream_, host_.spec.batch, launches_);
     return preparation;
@@ -274,7 +275,7 @@ class CudaPoint final : public KernelPoint {
   const bench::DeviceInfo& device_;
   cudaStream_t stream_;
   int launches_;
-  int placements_;
+  int instances_;
 };
 
 class CudaBackend final : public KernelBackend {

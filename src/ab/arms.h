@@ -8,10 +8,10 @@
 // poisoned outputs); an arm that fails is INVALID and never timed. Then:
 //   cuda  the arm gets its own CUDA graph of one call per replica (bench/device_problem.h,
 //         as `mlalab bench` times a variant); a sample is the median over
-//         launches_per_sample replays of replay time / replicas. An arm whose launch needs a
-//         workspace (split KV) gets workspace_placements of them, which its calls take in
-//         turn: where one allocation lands is a fixed offset of up to ±1 % (ReplicaTimer),
-//         which paired rounds cannot average out but several allocations per arm do;
+//         launches_per_sample replays of replay time / replicas. With instances_per_arm
+//         above 1 the arm gets that many graphs, each with its own workspace, replayed in
+//         turn: what one instance costs is a fixed offset of up to ±1 % (ReplicaTimer), which
+//         paired rounds cannot average out but several instances per arm do;
 //   cpu   a sample is the median of launches_per_sample runs of the CPU backend, timed with
 //         std::chrono::steady_clock.
 // The sample's value is the throughput: batch / time, in sequences per second.
@@ -74,7 +74,7 @@ struct PointWorkload {
   std::vector<int> context_lengths;  // one per request: the batch is their count
   std::uint64_t seed = 1;            // of the random inputs and the page order
   int launches_per_sample = 1;
-  int workspace_placements = 1;      // MeasureSettings::workspace_placements
+  int instances_per_arm = 1;         // MeasureSettings::instances_per_arm
 };
 
 struct Preparation {
@@ -82,9 +82,10 @@ struct Preparation {
   std::string invalid_reason{};
   int splits = 0;                    // KV splits of the arm's plan (1 on the CPU)
   int workers = 0;                   // a balanced plan's workers per head block; 0 otherwise
-  // The workspaces a CUDA arm's calls take in turn: 0 for a launch without one (one split)
-  // and for other backends; -1 from a worker of a build that predates placements (one each).
-  int workspace_placements = 0;
+  // The instances a CUDA arm's replays take in turn (fewer than asked where their workspaces
+  // would pass kMaxInstanceBytes); 0 for other backends; -1 from a worker of a build that
+  // predates instances (one each).
+  int instances = 0;
   // A tuned arm's config here, and where it came from: "h16_t16_w4_s2 fixed:6 (table: entry
   // batch 64, context 4096)"; a Python arm's launcher's own line, if it has one; empty for
   // other arms.

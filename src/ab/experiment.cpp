@@ -55,7 +55,7 @@ const std::vector<std::string_view> kLogNormalKeys = {"distribution", "median", 
                                                       "min",          "max",    "seed"};
 const std::vector<std::string_view> kMeasureKeys = {
     "launches_per_sample", "max_minutes", "throttle_fraction", "heat_ms",
-    "workspace_placements"};
+    "instances_per_arm"};
 const std::vector<std::string_view> kDecisionKeys = {
     "min_effect_pct", "alpha", "min_rounds", "max_rounds",
     "time_budget_s",  "seed",  "correction", "family"};
@@ -570,9 +570,8 @@ class Parser {
     if (const auto launches = get_int(*scope, "launches_per_sample", 1, kMaxLaunchesPerSample)) {
       measure.launches_per_sample = launches->value;
     }
-    if (const auto placements =
-            get_int(*scope, "workspace_placements", 1, kMaxWorkspacePlacements)) {
-      measure.workspace_placements = placements->value;
+    if (const auto instances = get_int(*scope, "instances_per_arm", 1, kMaxInstancesPerArm)) {
+      measure.instances_per_arm = instances->value;
     }
     if (const auto minutes = get_number_in(*scope, "max_minutes", 0, true, kMaxRunMinutes, false)) {
       measure.max_minutes = minutes->value;

@@ -29,11 +29,11 @@
 //
 //   [measure]                       optional table, every key optional
 //   launches_per_sample = 20        [1, 100000]
-//   workspace_placements = 8        [1, 64]: kernel arms on the GPU whose launch needs a
-//                                   workspace (split KV) get this many, which their calls
-//                                   take in turn, so that where one allocation lands (up to
-//                                   ±1 % at 128 heads, fixed for its life) averages out rather
-//                                   than sitting in one arm; 1: one workspace per arm
+//   instances_per_arm   = 1         [1, 64]: a GPU kernel arm is prepared this many times
+//                                   (a CUDA graph and workspace each), replayed in turn, so
+//                                   that what one instance happens to cost (up to ±1 % at 128
+//                                   heads, fixed for its life) averages out instead of
+//                                   shifting the arm
 //   max_minutes         = 30        (0, 10080]: the whole run's wall-time cap
 //   throttle_fraction   = 0.9       [0, 1]; 0 never flags a sample as throttled
 //   heat_ms             = 0         [0, 60000]: before each sample, the arm's own samples run
@@ -208,12 +208,12 @@ struct MeasureSettings {
   double throttle_fraction = 0.9;  // a sample whose SM clock is below this × the run's peak
                                    // reading is flagged throttled and excluded
   double heat_ms = 0.0;  // the arm's own discarded samples before each sample; 0: none
-  int workspace_placements = 8;  // workspaces per GPU kernel arm with one, used in turn
+  int instances_per_arm = 1;     // graphs (with workspaces) per GPU kernel arm, in turn
 };
 
 inline constexpr double kMaxHeatMs = 60000.0;
 inline constexpr int kMaxLaunchesPerSample = 100000;
-inline constexpr int kMaxWorkspacePlacements = 64;
+inline constexpr int kMaxInstancesPerArm = 64;
 
 // throttle_fraction where none is given: off with heat, whose lowered clock is what it
 // measures, not a disturbance to exclude; else the default check.

@@ -243,7 +243,7 @@ class Run {
   std::vector<int> failures_in_a_row_;      // per arm
   std::string cut_arm_;  // the arm whose running sample the run's deadline cut, if any
   bool short_heat_noted_ = false;
-  std::set<std::size_t> one_placement_noted_;  // arms of older workers (prepare_arms)
+  std::set<std::size_t> one_instance_noted_;  // arms of older workers (prepare_arms)
   std::optional<std::string> error_;
   CpuUsage cpu_usage_at_start_;  // where the host-load reading at the end starts
   bool read_clocks_ = false;
@@ -501,7 +501,7 @@ std::optional<PointEnd> Run::begin_kernel_points(std::size_t index, const std::s
       .context_lengths = point.context_lengths,
       .seed = experiment_.sweep.context.seed + static_cast<std::uint64_t>(point.concurrency),
       .launches_per_sample = experiment_.measure.launches_per_sample,
-      .workspace_placements = experiment_.measure.workspace_placements};
+      .instances_per_arm = experiment_.measure.instances_per_arm};
   try {
     for (const std::string& worker : workers) {
       kernel_points[worker] = backend_of(worker).begin_point(workload);
@@ -545,11 +545,12 @@ std::optional<PointEnd> Run::prepare_arms(std::size_t index, const std::string& 
     if (!preparation.binary_hash.empty()) {
       arm.binary_hash = std::move(preparation.binary_hash);
     }
-    if (preparation.workspace_placements < 0 && one_placement_noted_.insert(a).second) {
+    if (preparation.instances < 0 && experiment_.measure.instances_per_arm > 1 &&
+        one_instance_noted_.insert(a).second) {
       progress_.note(fmt::format(
-          "arm '{}' is of a build that predates workspace placements: its split launches use "
-          "one workspace, not {}, so where it landed stays a fixed offset of the arm",
-          arm.name, experiment_.measure.workspace_placements));
+          "arm '{}' is of a build that predates instances_per_arm: it runs one instance, not "
+          "{}, so what that instance costs stays a fixed offset of the arm",
+          arm.name, experiment_.measure.instances_per_arm));
     }
     if (arm.role == ArmRole::kBaseline) {
       point.splits = preparation.splits;

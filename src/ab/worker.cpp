@@ -46,7 +46,7 @@ Json workload_json(const PointWorkload& workload) {
           {"context_lengths", workload.context_lengths},
           {"seed", workload.seed},
           {"launches_per_sample", workload.launches_per_sample},
-          {"workspace_placements", workload.workspace_placements}};
+          {"instances_per_arm", workload.instances_per_arm}};
 }
 
 PointWorkload workload_from_json(const Json& json) {
@@ -58,7 +58,7 @@ PointWorkload workload_from_json(const Json& json) {
                        .context_lengths = json.at("context_lengths").get<std::vector<int>>(),
                        .seed = json.at("seed").get<std::uint64_t>(),
                        .launches_per_sample = json.at("launches_per_sample").get<int>(),
-                       .workspace_placements = json.value("workspace_placements", 1)};
+                       .instances_per_arm = json.value("instances_per_arm", 1)};
 }
 
 // The arm as its worker runs it: a Python arm's callable and params, or a kernel arm without
@@ -110,7 +110,7 @@ class WorkerState {
       Json reply = {{"ok", true},
                     {"splits", preparation.splits},
                     {"workers", preparation.workers},
-                    {"workspace_placements", preparation.workspace_placements},
+                    {"instances", preparation.instances},
                     {"resolved_config", preparation.resolved_config}};
       if (preparation.arm) {
         reply["arm"] = arms_.size();
@@ -387,7 +387,7 @@ class WorkerPoint final : public KernelPoint {
     const Json body = *process_->call({{"op", "prepare"}, {"arm", arm_json(arm)}}).body;
     Preparation preparation{.splits = body.at("splits").get<int>(),
                             .workers = body.at("workers").get<int>(),
-                            .workspace_placements = body.value("workspace_placements", -1),
+                            .instances = body.value("instances", -1),
                             .resolved_config = body.at("resolved_config").get<std::string>(),
                             .binary_hash = body.value("binary_hash", std::string{})};
     if (body.at("arm").is_null()) {

@@ -10,15 +10,15 @@
 //   {"op":"hello"}                      → {"ok":true,"protocol":1,"commit":"…","backend":"cpu"}
 //   {"op":"begin_point","workload":W}   → {"ok":true}    (the previous point's arms are dropped)
 //   {"op":"prepare","arm":A}            → {"ok":true,"arm":N,"splits":…,"workers":…,
-//                                          "workspace_placements":…,
+//                                          "instances":…,
 //                                          "resolved_config":"…"}, or "arm":null and
 //                                          "invalid_reason" when the arm fails here
 //   {"op":"code_hash","arm":A}          → {"ok":true,"code_hash":"…"}
 //   {"op":"warm_up","arm":N}            → {"ok":true}
 //   {"op":"sample","arm":N}             → {"ok":true,"value":x or null,"time_us":t,"failure":"…"}
 // W: {"layout","heads","page_size","context_lengths","seed","launches_per_sample",
-// "workspace_placements"} (the last two of PointWorkload; a worker of an older build ignores
-// workspace_placements and omits it from its replies, which the lab notes);
+// "instances_per_arm"} (PointWorkload; a worker of an older build ignores instances_per_arm
+// and omits "instances" from its replies, which the lab notes);
 // A: {"variant","split","table","cpu_threads"} (KernelArm without its build). The end of the
 // input ends the worker. python/mlalab/worker.py answers the same requests for Python arms
 // (A: {"python": "module:function", "params": {...}}), its prepare replies with a

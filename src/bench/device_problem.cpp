@@ -126,14 +126,11 @@ ReplicaTimer::ReplicaTimer(const DeviceProblem& device_problem, const KernelConf
                            const kernels::LaunchPlan& plan, std::span<void* const> workspaces,
                            cudaStream_t stream)
     : stream_(stream), replicas_(device_problem.replicas()) {
-  if (workspaces.empty()) throw std::invalid_argument("ReplicaTimer: no workspace");
-  const int placements = static_cast<int>(workspaces.size());
-  const int graphs = (placements + replicas_ - 1) / replicas_;
-  for (int g = 0; g < graphs; ++g) {
+  if (workspaces.empty()) throw std::invalid_argument("ReplicaTimer: no instance");
+  for (void* workspace : workspaces) {
     auto& graph = graphs_.emplace_back(std::make_unique<CudaGraph>());
     graph->capture(stream, [&](cudaStream_t capture_stream) {
       for (int r = 0; r < replicas_; ++r) {
-        void* workspace = workspaces[(g * replicas_ + r) % placements];
         MLALAB_CUDA_TRY(
             kernels::launch(device_problem.params(r), config, plan, workspace, capture_stream)
                 .error);

@@ -99,12 +99,11 @@ std::optional<std::string> validate_on_device(HostProblem& host, DeviceProblem& 
 // HBM, and no host launch cost enters the timing. Construction captures the graph and replays
 // it kWarmupReplays times.
 //
-// Given several workspaces (placements), the calls take them in turn, across as many graphs as
-// it needs to use each (⌈placements / R⌉, replayed in turn). Where a workspace's allocation
-// lands moves a split launch's time by up to ±1 % at 128 heads, fixed for as long as the
-// allocation lives (docs/perf-notes.md, "The lab's A/A offsets at 128 heads"): an arm timed on
-// one workspace carries that offset through every sample, one timed on several carries their
-// average.
+// Given several workspaces, one graph per workspace (instances of the same calls), replayed in
+// turn. Two instances of one launch can differ in speed by up to ±1 % at 128 heads, fixed for
+// their life (docs/perf-notes.md, "The lab's A/A offsets at 128 heads"): an arm timed on one
+// instance carries its offset through every sample, one timed on several carries their
+// average. A launch without a workspace takes null pointers, one per instance.
 class ReplicaTimer {
  public:
   ReplicaTimer(const DeviceProblem& device_problem, const KernelConfig& config,

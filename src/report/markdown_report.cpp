@@ -149,15 +149,13 @@ std::string metric_text(const ab::RunRecord& record) {
          "+25 %, and one at 12 is −16.7 %";
 }
 
-// Where a split launch's workspace lands is a fixed offset of the arm (ab/arms.h).
-std::string placements_text(const ab::MeasureSettings& measure) {
-  if (measure.workspace_placements <= 1) {
-    return " A split launch's partial results go to one workspace per arm.";
-  }
+// What one instance of an arm costs is a fixed offset of the arm (ab/arms.h).
+std::string instances_text(const ab::MeasureSettings& measure) {
+  if (measure.instances_per_arm <= 1) return " Each arm is one CUDA graph and workspace.";
   return fmt::format(
-      " A split launch's calls take {} workspaces per arm in turn, so that where one "
-      "allocation lands averages out instead of shifting one arm.",
-      measure.workspace_placements);
+      " Each arm is {} instances (a CUDA graph and workspace each) replayed in turn, so that "
+      "what one instance costs averages out instead of shifting the arm.",
+      measure.instances_per_arm);
 }
 
 std::string throttle_text(double fraction) {
@@ -737,7 +735,7 @@ void how(std::ostream& out, const ab::RunRecord& record) {
           "- **Samples.** One sample is the median time of {} back-to-back CUDA-graph launches, "
           "turned into sequences per second. {}{}{}\n",
           launches, throttle_text(experiment.measure.throttle_fraction),
-          heat_text(experiment.measure), placements_text(experiment.measure));
+          heat_text(experiment.measure), instances_text(experiment.measure));
     }
   } else {
     out << fmt::format(

@@ -160,7 +160,7 @@ Json experiment_json(const ab::Experiment& experiment) {
                                   ? Json(experiment.measure.throttle_fraction)
                                   : Json(nullptr)},
         {"heat_ms", experiment.measure.heat_ms},
-        {"workspace_placements", kernel_only(experiment.measure.workspace_placements)}}},
+        {"instances_per_arm", kernel_only(experiment.measure.instances_per_arm)}}},
       {"stats",
        {{"min_effect_pct", stats.min_effect_pct},
         {"alpha", stats.alpha},
@@ -384,8 +384,8 @@ ab::Experiment experiment_from(const Reader& json) {
       .throttle_fraction =
           measure.get_or<double>("throttle_fraction", ab::default_throttle_fraction(heat_ms)),
       .heat_ms = heat_ms,
-      // Records before it held one workspace per arm.
-      .workspace_placements = measure.get_if_present<int>("workspace_placements", 1)};
+      // Records before it ran one instance per arm.
+      .instances_per_arm = measure.get_if_present<int>("instances_per_arm", 1)};
   const Reader stats = json.child("stats");
   // Files before schema 3 also hold "resamples", a setting of the earlier statistics: unread.
   experiment.stats = {.min_effect_pct = stats.get<double>("min_effect_pct"),

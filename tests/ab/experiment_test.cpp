@@ -299,7 +299,7 @@ TEST(ExperimentParse, ReadsEveryDecisionAndMeasureSetting) {
 launches_per_sample = 7
 max_minutes = 2.5
 throttle_fraction = 0.8
-workspace_placements = 3
+instances_per_arm = 3
 
 [decision]
 min_effect_pct = 3
@@ -315,7 +315,7 @@ family = "whole_sweep"
   EXPECT_EQ(experiment.measure.launches_per_sample, 7);
   EXPECT_EQ(experiment.measure.max_minutes, 2.5);
   EXPECT_EQ(experiment.measure.throttle_fraction, 0.8);
-  EXPECT_EQ(experiment.measure.workspace_placements, 3);
+  EXPECT_EQ(experiment.measure.instances_per_arm, 3);
   EXPECT_EQ(experiment.stats.min_effect_pct, 3.0);
   EXPECT_EQ(experiment.stats.alpha, 0.01);
   EXPECT_EQ(experiment.stats.min_rounds, 12);
@@ -685,12 +685,12 @@ TEST(ExperimentRanges, MeasureSettingsAreChecked) {
           "measure.max_minutes");
   refused(kHeader + "[measure]\nthrottle_fraction = 1.5\n" + kBaseline + kVariant, 8,
           "measure.throttle_fraction");
-  const auto placements = refused(
-      kHeader + "[measure]\nworkspace_placements = 0\n" + kBaseline + kVariant, 8,
-      "measure.workspace_placements");
-  EXPECT_MENTIONS(placements, "[1, 64]");
-  refused(kHeader + "[measure]\nworkspace_placements = 65\n" + kBaseline + kVariant, 8,
-          "measure.workspace_placements");
+  const auto instances = refused(
+      kHeader + "[measure]\ninstances_per_arm = 0\n" + kBaseline + kVariant, 8,
+      "measure.instances_per_arm");
+  EXPECT_MENTIONS(instances, "[1, 64]");
+  refused(kHeader + "[measure]\ninstances_per_arm = 65\n" + kBaseline + kVariant, 8,
+          "measure.instances_per_arm");
 }
 
 TEST(ExperimentParse, HeatTurnsTheThrottleCheckOff) {

@@ -327,27 +327,27 @@ TEST(ResultsJson, RoundTripsThePowerReadingsAndTheReportShowsThem) {
   EXPECT_EQ(old_report.str().find(" W |"), std::string::npos);
 }
 
-TEST(ResultsJson, RoundTripsWorkspacePlacementsAndTheReportSaysThem) {
+TEST(ResultsJson, RoundTripsInstancesPerArmAndTheReportSaysThem) {
   ab::RunRecord record = analysed();
-  record.experiment.measure.workspace_placements = 5;
+  record.experiment.measure.instances_per_arm = 5;
   const auto json = nlohmann::json::parse(written(record));
-  EXPECT_EQ(json["experiment"]["measure"]["workspace_placements"], 5);
+  EXPECT_EQ(json["experiment"]["measure"]["instances_per_arm"], 5);
   const ab::RunRecord back = record_from_json(json);
-  EXPECT_EQ(back.experiment.measure.workspace_placements, 5);
+  EXPECT_EQ(back.experiment.measure.instances_per_arm, 5);
   EXPECT_EQ(written(back), written(record));
   std::ostringstream report;
   MarkdownReport().write(record, report);
-  EXPECT_NE(report.str().find("take 5 workspaces per arm in turn"), std::string::npos)
+  EXPECT_NE(report.str().find("Each arm is 5 instances"), std::string::npos)
       << report.str();
 
-  // Files from before placements held one workspace per arm, and their report says so.
+  // Files from before instances ran one per arm, and their report says so.
   auto older = json;
-  older["experiment"]["measure"].erase("workspace_placements");
+  older["experiment"]["measure"].erase("instances_per_arm");
   const ab::RunRecord old_back = record_from_json(older);
-  EXPECT_EQ(old_back.experiment.measure.workspace_placements, 1);
+  EXPECT_EQ(old_back.experiment.measure.instances_per_arm, 1);
   std::ostringstream old_report;
   MarkdownReport().write(old_back, old_report);
-  EXPECT_NE(old_report.str().find("go to one workspace per arm"), std::string::npos);
+  EXPECT_NE(old_report.str().find("Each arm is one CUDA graph and workspace."), std::string::npos);
 }
 
 TEST(ResultsJson, RoundTripsHeatAndTheReportSaysWhatItDid) {

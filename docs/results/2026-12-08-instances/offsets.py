@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""The A/A offsets of the placement labs (aa-one.toml, aa-eight.toml): per run and point, the
+"""The A/A offsets of the instance labs (aa-one.toml, aa-eight.toml): per run and point, the
 A/A check (A′ against A) and each copy's change against the baseline, in %, and their spread.
 
-    python3 docs/results/2026-12-08-placements/offsets.py RESULTS_JSON...
+    python3 docs/results/2026-12-08-instances/offsets.py RESULTS_JSON...
 
 Every arm runs the same kernel, so each figure is an offset of the harness, not of the code.
 """
@@ -19,12 +19,12 @@ def load(path):
 
 
 def main():
-    print("| run | placements | C | splits | A′ | " + " | ".join(
+    print("| run | instances | C | splits | A′ | " + " | ".join(
         f"copy {i}" for i in (1, 2, 3)) + " | spread (max − min) | mean ± s.e. of a copy |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for path in sys.argv[1:]:
         results = load(path)
-        placements = results["experiment"]["measure"].get("workspace_placements", 1)
+        instances = results["experiment"]["measure"].get("instances_per_arm", 1)
         splits = {p["concurrency"]: p.get("splits") for p in results["points"]}
         noise = {n["concurrency"]: n["a_a"] for n in results["analysis"]["noise"]}
         for concurrency in sorted(noise):
@@ -36,7 +36,7 @@ def main():
                 errors.append(100 * point["change"]["standard_error_log"])
             spread = max(offsets + [0.0]) - min(offsets + [0.0])
             cells = " | ".join(f"{x:+.2f}" for x in offsets)
-            print(f"| {results['started_utc']} | {placements} | {concurrency} | "
+            print(f"| {results['started_utc']} | {instances} | {concurrency} | "
                   f"{splits[concurrency]} | {cells} | {spread:.2f} | "
                   f"±{statistics.mean(errors):.2f} |")
 
