@@ -168,7 +168,10 @@ TEST(CudaCodeHash, AVariantArmHasItsVariantsHashInEitherForm) {
 // A tuned arm's hash is that of "name=hash" lines of its table's candidates, with this build's
 // hashes (the table's own may be older): so a rebuild with other code changes it.
 TEST(CudaCodeHash, ATunedArmHashesItsTablesCandidatesCodeHere) {
-  ASSERT_GE(kernels::compiled_variants().size(), 2u);
+  if (kernels::compiled_variants().size() < 2) {
+    GTEST_SKIP() << "needs two compiled variants; this build has "
+                 << kernels::compiled_variants().size();
+  }
   const kernels::Variant& first = kernels::compiled_variants()[0];
   const kernels::Variant& second = kernels::compiled_variants()[1];
   dispatch::TuningTable table;
