@@ -168,7 +168,7 @@ std::vector<bench::DeviceBuffer<std::byte>> instance_workspaces(std::size_t byte
   return workspaces;
 }
 
-std::vector<void*> pointers(std::vector<bench::DeviceBuffer<std::byte>>& workspaces) {
+std::vector<void*> pointers(const std::vector<bench::DeviceBuffer<std::byte>>& workspaces) {
   std::vector<void*> result;
   for (auto& workspace : workspaces) result.push_back(workspace.data());
   return result;
@@ -257,7 +257,7 @@ class CudaPoint final : public KernelPoint {
     std::vector<bench::DeviceBuffer<std::byte>> workspaces =
         instance_workspaces(plan.workspace_bytes, instances_);
     if (auto failure = bench::validate_on_device(host_, device_problem_, config, plan,
-                                                 pointers(workspaces).front(), stream_,
+                                                 workspaces.front().data(), stream_,
                                                  reference_)) {
       preparation.invalid_reason = std::move(*failure);
       return preparation;
